@@ -1,0 +1,180 @@
+//! Parses the attribute's arguments into a spec that keeps every original token, so later checks can
+//! point at exactly what the user wrote. Parsing never stops at the first problem.
+
+use crate::ctxt::Ctxt;
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::{Expr, Ident, LitStr, Token};
+
+/// The keys a spec may use.
+pub const KEYS: &[&str] = &[
+    "name",
+    "inputs",
+    "compute",
+    "dims",
+    "broadcast",
+    "in_place",
+    "support",
+    "output",
+];
+
+/// A spec as written.
+#[derive(Default)]
+pub struct Spec {
+    pub name: Option<LitStr>,
+    pub inputs: Option<Listed>,
+    pub compute: Option<Expr>,
+    pub dims: Option<Expr>,
+    pub broadcast: Option<Listed>,
+    pub in_place: Option<Listed>,
+    pub support: Option<Vec<LevelEntry>>,
+    pub output: Option<Listed>,
+}
+
+/// A bracketed list of identifiers (`[a, b]`), with the span of the whole list.
+pub struct Listed {
+    pub span: Span,
+    pub items: Vec<Ident>,
+}
+
+/// One `FL_3_0 = [u8, u16]` entry of `support(...)`.
+pub struct LevelEntry {
+    pub level: Ident,
+    pub types: Listed,
+}
+
+pub fn parse(args: TokenStream, cx: &mut Ctxt) -> Spec {
+    let mut spec = Spec::default();
+    for entry in split_commas(args) {
+        let mut it = entry.into_iter().peekable();
+        let key = match it.next() {
+            Some(TokenTree::Ident(k)) => k,
+            Some(other) => {
+                cx.error(
+                    other,
+                    "expected a key such as `inputs = [a, b]` or `support(...)`",
+                );
+                continue;
+            }
+            None => continue,
+        };
+        let key_name = key.to_string();
+        let value: TokenStream;
+        match it.next() {
+            Some(TokenTree::Punct(p)) if p.as_char() == '=' => {
+                value = it.collect();
+                if value.is_empty() {
+                    cx.error(&key, format!("`{key_name} =` needs a value"));
+                    continue;
+                }
+            }
+            Some(TokenTree::Group(g))
+                if g.delimiter() == Delimiter::Parenthesis && key_name == "support" =>
+            {
+                value = g.stream();
+                if let Some(extra) = it.next() {
+                    cx.error(
+                        extra,
+                        "unexpected tokens after `support(...)`; separate keys with commas",
+                    );
+                }
+            }
+            _ if !KEYS.contains(&key_name.as_str()) => {
+                cx.error(&key, unknown_key(&key_name));
+                continue;
+            }
+            _ if key_name == "support" => {
+                cx.error(&key, "expected `support(LEVEL = [types], ...)`");
+                continue;
+            }
+            _ => {
+                cx.error(&key, format!("expected `{key_name} = ...`"));
+                continue;
+            }
+        }
+        macro_rules! once {
+            ($field:ident, $parsed:expr) => {{
+                if spec.$field.is_some() {
+                    cx.error(&key, format!("duplicate key `{key_name}`"));
+                } else if let Some(v) = $parsed {
+                    spec.$field = Some(v);
+                }
+            }};
+        }
+        match key_name.as_str() {
+            "name" => once!(name, ok(syn::parse2::<LitStr>(value), cx)),
+            "inputs" => once!(inputs, listed(value, cx)),
+            "compute" => once!(compute, ok(syn::parse2::<Expr>(value), cx)),
+            "dims" => once!(dims, ok(syn::parse2::<Expr>(value), cx)),
+            "broadcast" => once!(broadcast, listed(value, cx)),
+            "in_place" => once!(in_place, listed(value, cx)),
+            "output" => once!(output, listed(value, cx)),
+            "support" => once!(support, support(value, cx)),
+            _ => cx.error(&key, unknown_key(&key_name)),
+        }
+    }
+    spec
+}
+
+fn unknown_key(k: &str) -> String {
+    format!("unknown key `{k}`; expected one of: {}", KEYS.join(", "))
+}
+
+fn ok<T>(r: syn::Result<T>, cx: &mut Ctxt) -> Option<T> {
+    r.map_err(|e| cx.syn_error(e)).ok()
+}
+
+/// Splits at top-level commas; groups keep their commas.
+fn split_commas(ts: TokenStream) -> Vec<TokenStream> {
+    let mut out = vec![TokenStream::new()];
+    for tt in ts {
+        match &tt {
+            TokenTree::Punct(p) if p.as_char() == ',' => out.push(TokenStream::new()),
+            _ => out.last_mut().expect("never empty").extend([tt]),
+        }
+    }
+    out.retain(|t| !t.is_empty());
+    out
+}
+
+/// `[a, b, c]`: each element must be a plain identifier.
+fn listed(value: TokenStream, cx: &mut Ctxt) -> Option<Listed> {
+    let arr = match syn::parse2::<syn::ExprArray>(value.clone()) {
+        Ok(a) => a,
+        Err(_) => {
+            cx.error(value, "expected a list in brackets, such as `[a, b]`");
+            return None;
+        }
+    };
+    let span = arr.bracket_token.span.join();
+    let mut items = Vec::new();
+    for e in &arr.elems {
+        match e {
+            Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                items.push(p.path.get_ident().cloned().expect("checked"));
+            }
+            other => cx.error(other, "expected a plain name"),
+        }
+    }
+    Some(Listed { span, items })
+}
+
+fn support(value: TokenStream, cx: &mut Ctxt) -> Option<Vec<LevelEntry>> {
+    let parser = Punctuated::<syn::MetaNameValue, Token![,]>::parse_terminated;
+    let entries = ok(parser.parse2(value), cx)?;
+    let mut out = Vec::new();
+    for e in entries {
+        let Some(level) = e.path.get_ident().cloned() else {
+            cx.error(
+                &e.path,
+                "expected a feature level such as `FL_3_0` or `EXT`",
+            );
+            continue;
+        };
+        if let Some(types) = listed(quote::ToTokens::into_token_stream(e.value), cx) {
+            out.push(LevelEntry { level, types });
+        }
+    }
+    Some(out)
+}

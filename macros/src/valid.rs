@@ -1,0 +1,444 @@
+//! Checks a parsed spec and builds the model that expansion works from. Each rule is a comment and a
+//! spanned error; all of them run, so every mistake is reported at once.
+
+use crate::ast::{Listed, Spec};
+use crate::ctxt::Ctxt;
+use crate::ir;
+use proc_macro2::Span;
+use quote::ToTokens;
+use std::collections::BTreeMap;
+use syn::{Expr, Ident};
+use tensorbits_spec::{BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK};
+
+/// A checked spec.
+pub struct Model {
+    pub name: String,
+    pub inputs: Vec<Ident>,
+    pub compute: ir::Expr,
+    pub compute_text: String,
+    pub min_rank: u8,
+    pub max_rank: u8,
+    pub broadcast: Vec<BroadcastMode>,
+    pub in_place: Vec<usize>,
+    /// Declared levels, lowest first, each with its complete type set.
+    pub support: Vec<(FeatureLevel, Vec<DataType>)>,
+    pub output: Option<Vec<DataType>>,
+}
+
+impl Model {
+    /// Every type supported at some level.
+    pub fn all_types(&self) -> Vec<DataType> {
+        let mut v = self.support.last().map(|s| s.1.clone()).unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    /// Types at `level` (those of the highest declared level not above it).
+    pub fn types_at(&self, level: FeatureLevel) -> Vec<DataType> {
+        self.support
+            .iter()
+            .rev()
+            .find(|(l, _)| *l <= level)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default()
+    }
+}
+
+pub fn check(spec: Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
+    let site = Span::call_site();
+    // Required keys: without them nothing can be generated.
+    if spec.inputs.is_none() {
+        cx.error_at(site, "missing key `inputs`, such as `inputs = [a, b]`");
+    }
+    if spec.compute.is_none() {
+        cx.error_at(site, "missing key `compute`, such as `compute = a ^ b`");
+    }
+    if spec.support.is_none() {
+        cx.error_at(
+            site,
+            "missing key `support(...)`, such as `support(FL_3_0 = [u8, u16, u32])`",
+        );
+    }
+
+    let inputs = spec
+        .inputs
+        .as_ref()
+        .map(|l| check_inputs(l, cx))
+        .unwrap_or_default();
+    let mut used = vec![false; inputs.len()];
+    let compute = spec
+        .compute
+        .as_ref()
+        .and_then(|e| ir::lower(e, &inputs, &mut used, cx));
+    // The arity is the number of inputs: one that `compute` never reads is a mistake.
+    if compute.is_some() {
+        for (id, u) in inputs.iter().zip(&used) {
+            if !u {
+                cx.error(id, format!("input `{id}` is not used by `compute`; the arity is the number of inputs, so every input must appear"));
+            }
+        }
+    }
+    let (min_rank, max_rank) = spec
+        .dims
+        .as_ref()
+        .map_or(Some((0, MAX_RANK as u8)), |d| check_dims(d, cx))?;
+    let broadcast = check_broadcast(
+        spec.broadcast.as_ref(),
+        inputs.len(),
+        spec.inputs.is_some(),
+        cx,
+    );
+    let support = spec
+        .support
+        .as_ref()
+        .map(|s| check_support(s, cx))
+        .unwrap_or_default();
+    let is_count = compute.as_ref().is_some_and(ir::Expr::is_count);
+    let output = check_output(spec.output.as_ref(), is_count, compute.is_some(), cx);
+    let in_place = spec
+        .in_place
+        .as_ref()
+        .map(|l| check_in_place(l, &inputs, is_count, cx))
+        .unwrap_or_default();
+    if let (Some(c), Some(s)) = (&compute, &spec.support) {
+        check_types_against_compute(c, s, cx);
+    }
+    let compute_text = spec
+        .compute
+        .as_ref()
+        .map(|c| c.to_token_stream().to_string())
+        .unwrap_or_default();
+    let name = spec
+        .name
+        .as_ref()
+        .map_or_else(|| struct_name.to_string(), |n| n.value());
+    if name.is_empty() {
+        cx.error(
+            spec.name.as_ref().expect("empty only when given"),
+            "`name` must not be empty",
+        );
+    }
+    Some(Model {
+        name,
+        inputs,
+        compute: compute?,
+        compute_text,
+        min_rank,
+        max_rank,
+        broadcast: broadcast?,
+        in_place,
+        support: support?,
+        output,
+    })
+}
+
+/// 1 to 8 distinct names.
+fn check_inputs(l: &Listed, cx: &mut Ctxt) -> Vec<Ident> {
+    if l.items.is_empty() {
+        cx.error_at(l.span, "`inputs` must name at least one input");
+    }
+    if l.items.len() > MAX_INPUTS {
+        cx.error(
+            &l.items[MAX_INPUTS],
+            format!("at most {MAX_INPUTS} inputs are supported"),
+        );
+    }
+    for (i, id) in l.items.iter().enumerate() {
+        if l.items[..i].contains(id) {
+            cx.error(id, format!("input `{id}` is listed twice"));
+        }
+        // The generated methods take `options` and `out` parameters beside the inputs.
+        if ["options", "out", "self", "Self", "crate", "super"].contains(&id.to_string().as_str()) {
+            cx.error(id, format!("`{id}` is reserved; choose another input name"));
+        }
+    }
+    l.items.clone()
+}
+
+/// `dims = 0..=8`, `dims = 1..=4` or `dims = 2`: ranks between 0 and 8.
+fn check_dims(e: &Expr, cx: &mut Ctxt) -> Option<(u8, u8)> {
+    let int = |e: &Expr, cx: &mut Ctxt| -> Option<u8> {
+        if let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) = e
+        {
+            match i.base10_parse::<u8>() {
+                Ok(v) if v as usize <= MAX_RANK => return Some(v),
+                _ => {
+                    cx.error(i, format!("ranks go from 0 to {MAX_RANK}"));
+                    return None;
+                }
+            }
+        }
+        cx.error(e, "expected an integer rank");
+        None
+    };
+    match e {
+        Expr::Range(r) => {
+            let lo = match &r.start {
+                Some(s) => int(s, cx)?,
+                None => 0,
+            };
+            let hi = match (&r.end, &r.limits) {
+                (Some(end), syn::RangeLimits::Closed(_)) => int(end, cx)?,
+                (Some(end), syn::RangeLimits::HalfOpen(_)) => match int(end, cx)?.checked_sub(1) {
+                    Some(v) => v,
+                    None => {
+                        cx.error(e, "empty rank range");
+                        return None;
+                    }
+                },
+                (None, _) => MAX_RANK as u8,
+            };
+            if lo > hi {
+                cx.error(e, "empty rank range: the start is above the end");
+                return None;
+            }
+            Some((lo, hi))
+        }
+        other => int(other, cx).map(|v| (v, v)),
+    }
+}
+
+fn check_broadcast(
+    l: Option<&Listed>,
+    arity: usize,
+    have_inputs: bool,
+    cx: &mut Ctxt,
+) -> Option<Vec<BroadcastMode>> {
+    let Some(l) = l else {
+        // Ops with several inputs must say how shapes combine; unary ops have nothing to combine.
+        if arity > 1 {
+            cx.error_at(
+                Span::call_site(),
+                "missing key `broadcast`: ops with several inputs list the modes they accept, first the default, such as `broadcast = [numpy, none, pdpd]`",
+            );
+            return None;
+        }
+        return Some(Vec::new());
+    };
+    if arity == 1 && have_inputs {
+        cx.error_at(
+            l.span,
+            "`broadcast` applies only to ops with two or more inputs; remove it",
+        );
+    }
+    if l.items.is_empty() {
+        cx.error_at(
+            l.span,
+            "`broadcast` must list at least one mode: none, numpy, pdpd",
+        );
+    }
+    let mut modes = Vec::new();
+    for id in &l.items {
+        match BroadcastMode::parse(&id.to_string())
+            .filter(|_| id.to_string().chars().all(|c| c.is_ascii_lowercase()))
+        {
+            Some(m) if modes.contains(&m) => {
+                cx.error(id, format!("broadcast mode `{id}` is listed twice"))
+            }
+            Some(m) => modes.push(m),
+            None => cx.error(
+                id,
+                format!("unknown broadcast mode `{id}`; expected none, numpy or pdpd"),
+            ),
+        }
+    }
+    Some(modes)
+}
+
+/// Inputs the output may alias: known, distinct, and only when the output has the inputs' type.
+fn check_in_place(l: &Listed, inputs: &[Ident], is_count: bool, cx: &mut Ctxt) -> Vec<usize> {
+    let mut out = Vec::new();
+    if is_count && !l.items.is_empty() {
+        cx.error_at(l.span, "`in_place` is impossible when `compute` yields a count: the output type differs from the inputs'");
+        return out;
+    }
+    for id in &l.items {
+        match inputs.iter().position(|i| i == id) {
+            Some(k) if out.contains(&k) => {
+                cx.error(id, format!("`{id}` is listed twice in `in_place`"))
+            }
+            Some(k) => out.push(k),
+            None => {
+                let names: Vec<String> = inputs.iter().map(|i| format!("`{i}`")).collect();
+                cx.error(
+                    id,
+                    format!(
+                        "`in_place` names unknown input `{id}`; the inputs are {}",
+                        names.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn parse_type(id: &Ident, cx: &mut Ctxt) -> Option<DataType> {
+    let s = id.to_string();
+    match DataType::ALL.into_iter().find(|t| t.name() == s) {
+        Some(t) => Some(t),
+        None => {
+            cx.error(id, format!("unknown data type `{s}`; expected one of: u8 u16 u32 u64 i8 i16 i32 i64 f16 f32 f64 bool"));
+            None
+        }
+    }
+}
+
+/// Levels known and distinct; types known and distinct; each higher level a superset of the lower
+/// ones (DirectML's rule: a feature level never takes a type away).
+fn check_support(
+    entries: &[crate::ast::LevelEntry],
+    cx: &mut Ctxt,
+) -> Option<Vec<(FeatureLevel, Vec<DataType>)>> {
+    if entries.is_empty() {
+        cx.error_at(
+            Span::call_site(),
+            "`support(...)` must declare at least one level, such as `FL_3_0 = [u8]`",
+        );
+        return None;
+    }
+    let mut levels: BTreeMap<FeatureLevel, (Ident, Vec<DataType>)> = BTreeMap::new();
+    let mut ok = true;
+    for e in entries {
+        let lname = e.level.to_string();
+        let Some(level) = FeatureLevel::ALL.into_iter().find(|l| l.name() == lname) else {
+            cx.error(&e.level, format!(
+                "unknown feature level `{lname}`; expected FL_1_0, FL_2_0, FL_2_1, FL_3_0, FL_3_1, FL_4_0, FL_4_1, FL_5_0 to FL_5_3, FL_6_0 to FL_6_4, or EXT"
+            ));
+            ok = false;
+            continue;
+        };
+        if levels.contains_key(&level) {
+            cx.error(
+                &e.level,
+                format!("feature level `{lname}` is declared twice"),
+            );
+            ok = false;
+            continue;
+        }
+        if e.types.items.is_empty() {
+            cx.error_at(e.types.span, format!("`{lname}` lists no data types"));
+            ok = false;
+        }
+        let mut types = Vec::new();
+        for id in &e.types.items {
+            match parse_type(id, cx) {
+                Some(t) if types.contains(&t) => {
+                    cx.error(id, format!("data type `{t}` is listed twice for `{lname}`"));
+                    ok = false;
+                }
+                Some(t) => types.push(t),
+                None => ok = false,
+            }
+        }
+        levels.insert(level, (e.level.clone(), types));
+    }
+    let ordered: Vec<(FeatureLevel, Ident, Vec<DataType>)> =
+        levels.into_iter().map(|(l, (id, t))| (l, id, t)).collect();
+    for w in ordered.windows(2) {
+        let (lo, hi) = (&w[0], &w[1]);
+        let missing: Vec<&str> =
+            lo.2.iter()
+                .filter(|t| !hi.2.contains(t))
+                .map(|t| t.name())
+                .collect();
+        if !missing.is_empty() {
+            cx.error(&hi.1, format!(
+                "`{}` must list every type of `{}` (a higher feature level is a superset of a lower one); missing: {}",
+                hi.0, lo.0, missing.join(", ")
+            ));
+            ok = false;
+        }
+    }
+    ok.then(|| ordered.into_iter().map(|(l, _, t)| (l, t)).collect())
+}
+
+/// `output` exists exactly when `compute` changes the type (a bit count), and holds integer types.
+fn check_output(
+    l: Option<&Listed>,
+    is_count: bool,
+    have_compute: bool,
+    cx: &mut Ctxt,
+) -> Option<Vec<DataType>> {
+    match l {
+        None if is_count => {
+            cx.error_at(Span::call_site(), "`compute` yields a bit count, so the output type differs from the inputs': add `output = [u8, u32]` (the first is the default)");
+            None
+        }
+        None => None,
+        Some(l) if !is_count && have_compute => {
+            cx.error_at(l.span, "`output` types the expression cannot produce: `compute` yields an element of the input type; `output` is only for a bit count such as `x.count_ones()`");
+            None
+        }
+        Some(l) => {
+            if l.items.is_empty() {
+                cx.error_at(l.span, "`output` must list at least one type");
+            }
+            let mut out = Vec::new();
+            for id in &l.items {
+                let Some(t) = parse_type(id, cx) else {
+                    continue;
+                };
+                if !t.is_integer() {
+                    cx.error(
+                        id,
+                        format!(
+                            "`{t}` cannot hold a bit count; use an integer type such as u8 or u32"
+                        ),
+                    );
+                } else if out.contains(&t) {
+                    cx.error(id, format!("output type `{t}` is listed twice"));
+                } else {
+                    out.push(t);
+                }
+            }
+            Some(out)
+        }
+    }
+}
+
+/// Each supported type must make sense for the expression: no shifts or counts on `bool`, no shifts on
+/// floats (they have no shift count), and literals that fit the width.
+fn check_types_against_compute(c: &ir::Expr, entries: &[crate::ast::LevelEntry], cx: &mut Ctxt) {
+    let mut seen = Vec::new();
+    let mut lits = Vec::new();
+    c.literals(&mut lits);
+    for e in entries {
+        for id in &e.types.items {
+            let Some(t) = DataType::ALL
+                .into_iter()
+                .find(|t| t.name() == id.to_string())
+            else {
+                continue;
+            };
+            if seen.contains(&t) {
+                continue;
+            }
+            seen.push(t);
+            if t == DataType::Bool {
+                if let Some(op) = c.first_int_only_op() {
+                    cx.error(id, format!("`bool` cannot be supported: `compute` uses `{op}`, which needs an integer or float type; bool supports only `&`, `|`, `^` and `!`"));
+                }
+            } else if t.is_float() {
+                if let Some(op) = c.first_shift() {
+                    cx.error(id, format!("`{t}` cannot be supported: `compute` uses `{op}`, and floats have no shift count; use integer types"));
+                }
+            }
+            for (v, span) in &lits {
+                if *v > t.max_bits_value() {
+                    cx.error_at(
+                        *span,
+                        format!(
+                            "literal {v} does not fit in `{t}` ({} bits), which `support` lists",
+                            t.bits()
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}

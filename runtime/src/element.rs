@@ -1,0 +1,194 @@
+//! Element types of typed tensors, and the word types the CPU kernels compute on.
+//!
+//! Kernels act on each element's stored bits: floats are computed on as the unsigned integer of their
+//! width, so NaN payloads and -0.0 pass through untouched, and `bool` is a byte normalised to 0 or 1.
+
+use crate::DataType;
+use half::f16;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type that can be a tensor element: `u8 u16 u32 u64 i8 i16 i32 i64 f16 f32 f64 bool`.
+pub trait Element:
+    sealed::Sealed + bytemuck::NoUninit + Copy + Send + Sync + std::fmt::Debug + PartialEq + 'static
+{
+    /// The runtime tag of this type.
+    const DATA_TYPE: DataType;
+    /// The all-zero value.
+    const ZERO: Self;
+    /// Runs `f` on the bytes of `data`, writing what `f` writes back into `data`. For `bool` the bytes
+    /// pass through a scratch buffer, since a `bool` may hold only 0 or 1.
+    fn with_bytes_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [u8]) -> R) -> R;
+}
+
+macro_rules! pod_element {
+    ($($t:ty => $d:ident, $z:expr;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DATA_TYPE: DataType = DataType::$d;
+            const ZERO: Self = $z;
+            fn with_bytes_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [u8]) -> R) -> R {
+                f(bytemuck::cast_slice_mut(data))
+            }
+        }
+    )*};
+}
+
+pod_element! {
+    u8 => U8, 0; u16 => U16, 0; u32 => U32, 0; u64 => U64, 0;
+    i8 => I8, 0; i16 => I16, 0; i32 => I32, 0; i64 => I64, 0;
+    f16 => F16, f16::ZERO; f32 => F32, 0.0; f64 => F64, 0.0;
+}
+
+impl sealed::Sealed for bool {}
+impl Element for bool {
+    const DATA_TYPE: DataType = DataType::Bool;
+    const ZERO: Self = false;
+    fn with_bytes_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [u8]) -> R) -> R {
+        let mut bytes: Vec<u8> = data.iter().map(|&b| b as u8).collect();
+        let r = f(&mut bytes);
+        for (d, b) in data.iter_mut().zip(bytes) {
+            *d = b != 0;
+        }
+        r
+    }
+}
+
+/// The bit operations every kernel word supports. Generated kernels call these, never Rust's operators
+/// directly, so the semantics of DESIGN section 4 live in one place.
+pub trait Word: bytemuck::Pod + Send + Sync + 'static {
+    /// Reads a stored element: identity, except `bool` bytes become 0 or 1.
+    fn load(self) -> Self;
+    /// Bitwise NOT (logical NOT for `bool`).
+    fn not(self) -> Self;
+    /// AND.
+    fn and(self, rhs: Self) -> Self;
+    /// OR.
+    fn or(self, rhs: Self) -> Self;
+    /// XOR.
+    fn xor(self, rhs: Self) -> Self;
+    /// A literal from the spec, as a bit pattern truncated to the width (the macro checks it fits).
+    fn lit(v: u64) -> Self;
+}
+
+/// Shifts and bit counts, for integer words (floats use the unsigned word of their width).
+pub trait IntWord: Word {
+    /// `x << y`: 0 when `y` is negative or at least the width.
+    fn shl(self, count: Self) -> Self;
+    /// `x >> y`: logical for unsigned, arithmetic for signed; out-of-range counts give 0, or -1 for a
+    /// negative signed value.
+    fn shr(self, count: Self) -> Self;
+    /// `x.wrapping_shl(y)`: count taken modulo the width, as DirectML hardware does.
+    fn wrapping_shl(self, count: Self) -> Self;
+    /// `x.wrapping_shr(y)`: count taken modulo the width.
+    fn wrapping_shr(self, count: Self) -> Self;
+    /// Number of set bits of the stored pattern (two's complement for signed).
+    fn count_ones(self) -> u32;
+}
+
+/// Output types of a bit count.
+pub trait CountOutput: bytemuck::Pod + Send + Sync + 'static {
+    /// Converts a count (at most 64, so it always fits).
+    fn from_count(c: u32) -> Self;
+}
+
+macro_rules! int_word {
+    ($($t:ty, $u:ty;)*) => {$(
+        impl Word for $t {
+            #[inline(always)] fn load(self) -> Self { self }
+            #[inline(always)] fn not(self) -> Self { !self }
+            #[inline(always)] fn and(self, r: Self) -> Self { self & r }
+            #[inline(always)] fn or(self, r: Self) -> Self { self | r }
+            #[inline(always)] fn xor(self, r: Self) -> Self { self ^ r }
+            #[inline(always)] fn lit(v: u64) -> Self { v as $t }
+        }
+        impl IntWord for $t {
+            #[inline(always)]
+            fn shl(self, count: Self) -> Self {
+                // Reading the count as unsigned makes negative counts huge, so one compare covers both.
+                let c = count as $u;
+                if c < <$t>::BITS as $u { self << c } else { 0 }
+            }
+            #[inline(always)]
+            fn shr(self, count: Self) -> Self {
+                let c = count as $u;
+                // A shift by width-1 yields 0 for unsigned and non-negative values, -1 for negative ones.
+                if c < <$t>::BITS as $u { self >> c } else { self >> (<$t>::BITS - 1) }
+            }
+            #[inline(always)]
+            fn wrapping_shl(self, count: Self) -> Self { <$t>::wrapping_shl(self, count as u32) }
+            #[inline(always)]
+            fn wrapping_shr(self, count: Self) -> Self { <$t>::wrapping_shr(self, count as u32) }
+            #[inline(always)]
+            fn count_ones(self) -> u32 { <$t>::count_ones(self) }
+        }
+        impl CountOutput for $t {
+            #[inline(always)] fn from_count(c: u32) -> Self { c as $t }
+        }
+    )*};
+}
+
+int_word! {
+    u8, u8; u16, u16; u32, u32; u64, u64;
+    i8, u8; i16, u16; i32, u32; i64, u64;
+}
+
+/// The kernel word for `bool`: one byte, read as true when non-zero, written as 0 or 1.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
+pub struct Bool8(pub u8);
+
+impl Word for Bool8 {
+    #[inline(always)]
+    fn load(self) -> Self {
+        Bool8((self.0 != 0) as u8)
+    }
+    #[inline(always)]
+    fn not(self) -> Self {
+        Bool8(self.0 ^ 1)
+    }
+    #[inline(always)]
+    fn and(self, r: Self) -> Self {
+        Bool8(self.0 & r.0)
+    }
+    #[inline(always)]
+    fn or(self, r: Self) -> Self {
+        Bool8(self.0 | r.0)
+    }
+    #[inline(always)]
+    fn xor(self, r: Self) -> Self {
+        Bool8(self.0 ^ r.0)
+    }
+    #[inline(always)]
+    fn lit(v: u64) -> Self {
+        Bool8((v != 0) as u8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shift_semantics() {
+        assert_eq!(IntWord::shl(1u8, 7), 128);
+        assert_eq!(IntWord::shl(1u8, 8), 0);
+        assert_eq!(IntWord::shl(1i8, -1), 0);
+        assert_eq!(IntWord::shr(-128i8, 9), -1);
+        assert_eq!(IntWord::shr(-128i8, -3), -1);
+        assert_eq!(IntWord::shr(100i8, 100), 0);
+        assert_eq!(IntWord::shr(0x80u8, 7), 1);
+        assert_eq!(IntWord::shr(-8i32, 1), -4);
+        assert_eq!(IntWord::wrapping_shl(1u32, 33), 2);
+        assert_eq!(IntWord::count_ones(-1i8), 8);
+    }
+
+    #[test]
+    fn bool_words() {
+        assert_eq!(Bool8(7).load(), Bool8(1));
+        assert_eq!(Bool8(1).not(), Bool8(0));
+        assert_eq!(Bool8::lit(1), Bool8(1));
+    }
+}

@@ -1,0 +1,326 @@
+//! The one error type every entry point returns.
+
+use crate::{BroadcastMode, DataType, FeatureLevel};
+use std::fmt;
+
+/// A shape, printed as `[8, 1, 6, 1]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ShapeText(pub Vec<usize>);
+
+impl fmt::Display for ShapeText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+impl fmt::Debug for ShapeText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl From<&[usize]> for ShapeText {
+    fn from(s: &[usize]) -> Self {
+        ShapeText(s.to_vec())
+    }
+}
+
+/// Everything that can be wrong with a call. Each message says what is wrong, where (op, tensor,
+/// dimension) and what was expected. `tensor` fields use DirectML's names: `ATensor`, `OutputTensor`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No op answers to this name.
+    #[error("unknown op `{name}`; known ops: {known}")]
+    UnknownOp {
+        /// The name asked for.
+        name: String,
+        /// The names that exist.
+        known: String,
+    },
+    /// Wrong number of input tensors.
+    #[error("{op} takes {expected} input tensor(s) ({names}), got {got}")]
+    InputCount {
+        /// Op name.
+        op: &'static str,
+        /// Its arity.
+        expected: usize,
+        /// The input names.
+        names: String,
+        /// How many were given.
+        got: usize,
+    },
+    /// The op has no data type at all at this level.
+    #[error("{op} is not available at {level}: it was introduced in {introduced}")]
+    OpNotAvailable {
+        /// Op name.
+        op: &'static str,
+        /// The level asked for.
+        level: FeatureLevel,
+        /// The lowest level that has it.
+        introduced: FeatureLevel,
+    },
+    /// The input data type is not in the op's table at this level.
+    #[error(
+        "{op} does not support {dtype} ({tensor}) at {level}; supported at {level}: {supported}"
+    )]
+    UnsupportedDataType {
+        /// Op name.
+        op: &'static str,
+        /// Which tensor.
+        tensor: String,
+        /// Its type.
+        dtype: DataType,
+        /// The level asked for.
+        level: FeatureLevel,
+        /// The supported set at that level.
+        supported: String,
+    },
+    /// Inputs disagree on the data type.
+    #[error(
+        "{op}: {tensor} has data type {dtype}, but all inputs must have the data type of {first}, {expected}"
+    )]
+    DataTypeMismatch {
+        /// Op name.
+        op: &'static str,
+        /// Which tensor.
+        tensor: String,
+        /// Its type.
+        dtype: DataType,
+        /// The first input's type.
+        expected: DataType,
+        /// The first input's name.
+        first: String,
+    },
+    /// The output data type is not one the op produces from this input type.
+    #[error("{op}: OutputTensor has data type {dtype}, expected {expected}")]
+    OutputDataType {
+        /// Op name.
+        op: &'static str,
+        /// The output's type.
+        dtype: DataType,
+        /// What is allowed.
+        expected: String,
+    },
+    /// More than eight dimensions.
+    #[error("{tensor} has {rank} dimensions; at most 8 are supported")]
+    RankTooLarge {
+        /// Which tensor.
+        tensor: String,
+        /// Its rank.
+        rank: usize,
+    },
+    /// A rank outside the op's declared range.
+    #[error("{op}: {tensor} has {rank} dimensions; {op} accepts {min} to {max}")]
+    RankNotSupported {
+        /// Op name.
+        op: &'static str,
+        /// Which tensor.
+        tensor: String,
+        /// Its rank.
+        rank: usize,
+        /// Smallest accepted.
+        min: u8,
+        /// Largest accepted.
+        max: u8,
+    },
+    /// Strides and sizes of different lengths.
+    #[error("{tensor} has {strides} strides for {rank} dimensions")]
+    StridesLength {
+        /// Which tensor.
+        tensor: String,
+        /// Number of strides.
+        strides: usize,
+        /// Number of sizes.
+        rank: usize,
+    },
+    /// A zero stride on the output, which would write several results to one element.
+    #[error("OutputTensor has stride 0 in dimension {dim}; output strides must be non-zero")]
+    ZeroOutputStride {
+        /// The dimension.
+        dim: usize,
+    },
+    /// Output strides that make two elements share memory.
+    #[error(
+        "OutputTensor strides {strides} for sizes {sizes} make elements overlap (dimension {dim})"
+    )]
+    SelfOverlappingOutput {
+        /// Output sizes.
+        sizes: ShapeText,
+        /// Output strides.
+        strides: ShapeText,
+        /// A dimension whose stride is too small.
+        dim: usize,
+    },
+    /// `total_bytes` smaller than the elements the description reaches.
+    #[error(
+        "{tensor}: total size of {total} bytes is too small; sizes {sizes} with strides {strides} need at least {required}"
+    )]
+    TotalBytesTooSmall {
+        /// Which tensor.
+        tensor: String,
+        /// The declared total.
+        total: usize,
+        /// What the layout needs.
+        required: usize,
+        /// Sizes.
+        sizes: ShapeText,
+        /// Strides.
+        strides: ShapeText,
+    },
+    /// A base-offset alignment that is not a power of two at least the element size.
+    #[error(
+        "{tensor}: guaranteed base-offset alignment {alignment} must be a power of two and at least the element size {elem}"
+    )]
+    BadAlignment {
+        /// Which tensor.
+        tensor: String,
+        /// The alignment given.
+        alignment: usize,
+        /// Element size in bytes.
+        elem: usize,
+    },
+    /// Size arithmetic overflowed `usize`.
+    #[error("{tensor}: sizes {sizes} overflow the address space")]
+    SizeOverflow {
+        /// Which tensor.
+        tensor: String,
+        /// Sizes.
+        sizes: ShapeText,
+    },
+    /// A byte buffer shorter than its description's total size.
+    #[error("{tensor}: buffer of {len} bytes is shorter than the description's {required} bytes")]
+    BufferTooSmall {
+        /// Which tensor.
+        tensor: String,
+        /// Bytes given.
+        len: usize,
+        /// Bytes needed.
+        required: usize,
+    },
+    /// A buffer or offset that breaks the promised base-offset alignment.
+    #[error(
+        "{tensor}: base offset {offset} is not a multiple of the guaranteed alignment {alignment}"
+    )]
+    MisalignedOffset {
+        /// Which tensor.
+        tensor: String,
+        /// The offset (or address) found.
+        offset: usize,
+        /// The alignment promised.
+        alignment: usize,
+    },
+    /// A region that reaches past the end of its buffer.
+    #[error("{tensor}: region [{offset}, {end}) lies outside the buffer of {len} bytes")]
+    RegionOutOfBounds {
+        /// Which tensor.
+        tensor: String,
+        /// Start.
+        offset: usize,
+        /// End.
+        end: usize,
+        /// Buffer length.
+        len: usize,
+    },
+    /// Element count does not match the shape.
+    #[error("{tensor}: {len} elements given, shape {shape} holds {expected}")]
+    DataLength {
+        /// Which tensor.
+        tensor: String,
+        /// Elements given.
+        len: usize,
+        /// Shape.
+        shape: ShapeText,
+        /// Elements the shape holds.
+        expected: usize,
+    },
+    /// The op does not accept this broadcast mode.
+    #[error("{op} does not accept broadcast mode `{mode}`; it accepts: {accepted}")]
+    BroadcastNotSupported {
+        /// Op name.
+        op: &'static str,
+        /// The mode asked for.
+        mode: BroadcastMode,
+        /// Those it accepts.
+        accepted: String,
+    },
+    /// Shapes that do not combine under the broadcast mode.
+    #[error(
+        "{op} ({mode} broadcast): {tensor} shape {shape} does not match {target_name} shape {target} {detail}"
+    )]
+    ShapeMismatch {
+        /// Op name.
+        op: &'static str,
+        /// The mode.
+        mode: BroadcastMode,
+        /// The offending tensor.
+        tensor: String,
+        /// Its shape.
+        shape: ShapeText,
+        /// The tensor it is matched against.
+        target_name: String,
+        /// That shape.
+        target: ShapeText,
+        /// Which dimension and why.
+        detail: String,
+    },
+    /// A pdpd axis out of range.
+    #[error(
+        "{op} (pdpd broadcast): axis {axis} is out of range for {tensor} of rank {rank} onto rank {target_rank} (valid: -1 or 0 to {max})"
+    )]
+    BadAxis {
+        /// Op name.
+        op: &'static str,
+        /// The axis.
+        axis: i64,
+        /// The input broadcast.
+        tensor: String,
+        /// Its rank (trailing 1s dropped).
+        rank: usize,
+        /// The first input's rank.
+        target_rank: usize,
+        /// The largest valid axis.
+        max: usize,
+    },
+    /// Output sizes differ from the broadcast result.
+    #[error("{op}: OutputTensor has shape {got}, but the inputs produce shape {expected}")]
+    OutputShape {
+        /// Op name.
+        op: &'static str,
+        /// The broadcast shape.
+        expected: ShapeText,
+        /// The output's shape.
+        got: ShapeText,
+    },
+    /// The output aliases an input the op may not run in place on.
+    #[error("{op}: OutputTensor may not alias {tensor}; {op} runs in place only on: {allowed}")]
+    InPlaceNotAllowed {
+        /// Op name.
+        op: &'static str,
+        /// The aliased input.
+        tensor: String,
+        /// Inputs that may alias.
+        allowed: String,
+    },
+    /// The output overlaps an input without being exactly the same region.
+    #[error(
+        "{op}: OutputTensor bytes [{out_start}, {out_end}) partially overlap {tensor} bytes [{start}, {end}); in-place execution needs the exact same region"
+    )]
+    PartialOverlap {
+        /// Op name.
+        op: &'static str,
+        /// The input.
+        tensor: String,
+        /// Input start.
+        start: usize,
+        /// Input end.
+        end: usize,
+        /// Output start.
+        out_start: usize,
+        /// Output end.
+        out_end: usize,
+    },
+}
+
+/// Result with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

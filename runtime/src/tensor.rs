@@ -1,0 +1,316 @@
+//! Typed tensors: owned ([`Tensor`]) and borrowed strided views ([`TensorView`], [`TensorViewMut`]).
+
+use crate::desc::name_error;
+use crate::error::{Error, Result, ShapeText};
+use crate::{Dims, Element, TensorDesc};
+use std::fmt;
+
+/// An owned, packed (C-order) tensor.
+#[derive(Clone, PartialEq)]
+pub struct Tensor<T> {
+    data: Vec<T>,
+    shape: Dims,
+}
+
+impl<T: Element> Tensor<T> {
+    /// A tensor of `shape` holding `data` in C order. Fails when the lengths differ or the rank is
+    /// over eight.
+    pub fn from_vec(data: Vec<T>, shape: &[usize]) -> Result<Tensor<T>> {
+        let dims = Dims::new(shape).ok_or_else(|| Error::RankTooLarge {
+            tensor: "tensor".to_owned(),
+            rank: shape.len(),
+        })?;
+        let expected = dims.product().ok_or_else(|| Error::SizeOverflow {
+            tensor: "tensor".to_owned(),
+            sizes: ShapeText(shape.to_vec()),
+        })?;
+        if data.len() != expected {
+            return Err(Error::DataLength {
+                tensor: "tensor".to_owned(),
+                len: data.len(),
+                shape: ShapeText(shape.to_vec()),
+                expected,
+            });
+        }
+        Ok(Tensor { data, shape: dims })
+    }
+
+    /// A rank-0 tensor.
+    pub fn scalar(value: T) -> Tensor<T> {
+        Tensor {
+            data: vec![value],
+            shape: Dims::default(),
+        }
+    }
+
+    /// A tensor of `shape` filled with zeros (`false` for `bool`).
+    pub fn zeros(shape: &[usize]) -> Result<Tensor<T>> {
+        let n = Dims::new(shape)
+            .ok_or_else(|| Error::RankTooLarge {
+                tensor: "tensor".to_owned(),
+                rank: shape.len(),
+            })?
+            .product()
+            .ok_or_else(|| Error::SizeOverflow {
+                tensor: "tensor".to_owned(),
+                sizes: ShapeText(shape.to_vec()),
+            })?;
+        Tensor::from_vec(vec![T::ZERO; n], shape)
+    }
+
+    /// The sizes.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The elements in C order.
+    pub fn data(&self) -> &[T] {
+        &self.data
+    }
+
+    /// The elements in C order, mutably.
+    pub fn data_mut(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+
+    /// Gives the elements back.
+    pub fn into_vec(self) -> Vec<T> {
+        self.data
+    }
+
+    /// A borrowed view.
+    pub fn view(&self) -> TensorView<'_, T> {
+        TensorView {
+            strides: self.shape.packed_strides().unwrap_or_default(),
+            data: &self.data,
+            sizes: self.shape,
+        }
+    }
+
+    /// A mutable borrowed view.
+    pub fn view_mut(&mut self) -> TensorViewMut<'_, T> {
+        TensorViewMut {
+            strides: self.shape.packed_strides().unwrap_or_default(),
+            data: &mut self.data,
+            sizes: self.shape,
+        }
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Tensor<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tensor(shape={:?}, ", &*self.shape)?;
+        nested(f, &self.data, &self.shape)?;
+        f.write_str(")")
+    }
+}
+
+/// Prints nested lists, numpy style: `[[255, 127], [213, 0]]`.
+impl<T: fmt::Debug> fmt::Display for Tensor<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        nested(f, &self.data, &self.shape)
+    }
+}
+
+fn nested<T: fmt::Debug>(f: &mut fmt::Formatter<'_>, data: &[T], shape: &[usize]) -> fmt::Result {
+    match shape.split_first() {
+        None => match data.first() {
+            Some(v) => write!(f, "{v:?}"),
+            None => f.write_str("[]"),
+        },
+        Some((&n, rest)) => {
+            let step = rest.iter().product::<usize>();
+            f.write_str("[")?;
+            for i in 0..n {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                nested(f, data.get(i * step..(i + 1) * step).unwrap_or(&[]), rest)?;
+            }
+            f.write_str("]")
+        }
+    }
+}
+
+/// Checks that a view's elements lie inside its slice and returns the description.
+fn view_desc<T: Element>(
+    len: usize,
+    sizes: &[usize],
+    strides: Option<&[usize]>,
+    out: bool,
+) -> Result<TensorDesc> {
+    let name = if out { "OutputTensor" } else { "tensor" };
+    let mut d = TensorDesc::new(T::DATA_TYPE, sizes).map_err(|e| name_error(e, name))?;
+    if let Some(s) = strides {
+        d = d.with_strides(s).map_err(|e| name_error(e, name))?;
+    }
+    d.validate(name, out)?;
+    let extent = d.extent_bytes(name)?;
+    let have = len * size_of::<T>();
+    if extent > have {
+        return Err(Error::BufferTooSmall {
+            tensor: name.to_owned(),
+            len: have,
+            required: extent,
+        });
+    }
+    Ok(d)
+}
+
+/// A borrowed tensor with element strides over a slice (0 strides broadcast).
+#[derive(Clone, Copy, Debug)]
+pub struct TensorView<'a, T> {
+    data: &'a [T],
+    sizes: Dims,
+    strides: Dims,
+}
+
+impl<'a, T: Element> TensorView<'a, T> {
+    /// A packed view of `sizes` over `data` (which may be longer).
+    pub fn new(data: &'a [T], sizes: &[usize]) -> Result<Self> {
+        let d = view_desc::<T>(data.len(), sizes, None, false)?;
+        Ok(TensorView {
+            data,
+            sizes: d.dims(),
+            strides: d.effective_strides(),
+        })
+    }
+
+    /// A strided view: element `[i0, i1, ...]` is `data[i0*strides[0] + i1*strides[1] + ...]`.
+    pub fn with_strides(data: &'a [T], sizes: &[usize], strides: &[usize]) -> Result<Self> {
+        let d = view_desc::<T>(data.len(), sizes, Some(strides), false)?;
+        Ok(TensorView {
+            data,
+            sizes: d.dims(),
+            strides: d.effective_strides(),
+        })
+    }
+
+    /// The sizes.
+    pub fn shape(&self) -> &[usize] {
+        &self.sizes
+    }
+
+    /// The element strides.
+    pub fn strides(&self) -> &[usize] {
+        &self.strides
+    }
+
+    /// The underlying slice.
+    pub fn data(&self) -> &'a [T] {
+        self.data
+    }
+
+    /// The description of this view.
+    pub fn desc(&self) -> TensorDesc {
+        desc_of::<T>(&self.sizes, &self.strides)
+    }
+
+    /// Copies the elements into an owned packed tensor.
+    pub fn to_tensor(&self) -> Tensor<T> {
+        let mut out = Vec::with_capacity(self.sizes.product().unwrap_or(0));
+        gather(self.data, &self.sizes, &self.strides, 0, 0, &mut out);
+        Tensor {
+            data: out,
+            shape: self.sizes,
+        }
+    }
+}
+
+fn gather<T: Copy>(
+    data: &[T],
+    sizes: &[usize],
+    strides: &[usize],
+    d: usize,
+    off: usize,
+    out: &mut Vec<T>,
+) {
+    if d == sizes.len() {
+        out.push(data[off]);
+        return;
+    }
+    for i in 0..sizes[d] {
+        gather(data, sizes, strides, d + 1, off + i * strides[d], out);
+    }
+}
+
+fn desc_of<T: Element>(sizes: &Dims, strides: &Dims) -> TensorDesc {
+    TensorDesc::from_parts(T::DATA_TYPE, *sizes, Some(*strides))
+}
+
+impl<'a, T: Element> From<&'a Tensor<T>> for TensorView<'a, T> {
+    fn from(t: &'a Tensor<T>) -> Self {
+        t.view()
+    }
+}
+
+impl<'a, T: Element> From<&TensorView<'a, T>> for TensorView<'a, T> {
+    fn from(t: &TensorView<'a, T>) -> Self {
+        *t
+    }
+}
+
+/// A mutable borrowed tensor with element strides: the destination of `run_into` and in-place calls.
+/// Strides must be non-zero and no two elements may share memory.
+#[derive(Debug)]
+pub struct TensorViewMut<'a, T> {
+    data: &'a mut [T],
+    sizes: Dims,
+    strides: Dims,
+}
+
+impl<'a, T: Element> TensorViewMut<'a, T> {
+    /// A packed view of `sizes` over `data` (which may be longer).
+    pub fn new(data: &'a mut [T], sizes: &[usize]) -> Result<Self> {
+        let d = view_desc::<T>(data.len(), sizes, None, true)?;
+        Ok(TensorViewMut {
+            data,
+            sizes: d.dims(),
+            strides: d.effective_strides(),
+        })
+    }
+
+    /// A strided view (strides non-zero, elements distinct).
+    pub fn with_strides(data: &'a mut [T], sizes: &[usize], strides: &[usize]) -> Result<Self> {
+        let d = view_desc::<T>(data.len(), sizes, Some(strides), true)?;
+        Ok(TensorViewMut {
+            data,
+            sizes: d.dims(),
+            strides: d.effective_strides(),
+        })
+    }
+
+    /// The sizes.
+    pub fn shape(&self) -> &[usize] {
+        &self.sizes
+    }
+
+    /// The element strides.
+    pub fn strides(&self) -> &[usize] {
+        &self.strides
+    }
+
+    /// The description of this view.
+    pub fn desc(&self) -> TensorDesc {
+        desc_of::<T>(&self.sizes, &self.strides)
+    }
+
+    /// The view's elements as an immutable view.
+    pub fn as_view(&self) -> TensorView<'_, T> {
+        TensorView {
+            data: self.data,
+            sizes: self.sizes,
+            strides: self.strides,
+        }
+    }
+
+    pub(crate) fn data_mut(&mut self) -> &mut [T] {
+        self.data
+    }
+}
+
+impl<'a, T: Element> From<&'a mut Tensor<T>> for TensorViewMut<'a, T> {
+    fn from(t: &'a mut Tensor<T>) -> Self {
+        t.view_mut()
+    }
+}

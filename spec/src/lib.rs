@@ -1,0 +1,345 @@
+//! The vocabulary that `tensorbits-macros` (at compile time) and `tensorbits-runtime` (at run time)
+//! share: data types, feature levels, broadcast modes, and the "Tensor support" tables rendered in the
+//! DirectML pages' layout. Keeping it in one dependency-free crate means the rustdoc the macro writes and
+//! the tables the command-line tool prints come from the same code and cannot drift apart.
+
+#![forbid(unsafe_code)]
+
+use std::fmt;
+
+mod table;
+
+pub use table::{SupportTable, tensor_name};
+
+/// The twelve element data types, in the order DirectML's pages list them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DataType {
+    /// 64-bit IEEE float (`f64`), `FLOAT64`.
+    F64,
+    /// 32-bit IEEE float (`f32`), `FLOAT32`.
+    F32,
+    /// 16-bit IEEE float (`half::f16`), `FLOAT16`.
+    F16,
+    /// `i64`, `INT64`.
+    I64,
+    /// `i32`, `INT32`.
+    I32,
+    /// `i16`, `INT16`.
+    I16,
+    /// `i8`, `INT8`.
+    I8,
+    /// `u64`, `UINT64`.
+    U64,
+    /// `u32`, `UINT32`.
+    U32,
+    /// `u16`, `UINT16`.
+    U16,
+    /// `u8`, `UINT8`.
+    U8,
+    /// `bool`, stored as one byte; any non-zero byte reads as true.
+    Bool,
+}
+
+impl DataType {
+    /// All twelve, in DirectML's listing order.
+    pub const ALL: [DataType; 12] = [
+        DataType::F64,
+        DataType::F32,
+        DataType::F16,
+        DataType::I64,
+        DataType::I32,
+        DataType::I16,
+        DataType::I8,
+        DataType::U64,
+        DataType::U32,
+        DataType::U16,
+        DataType::U8,
+        DataType::Bool,
+    ];
+
+    /// The Rust spelling used in specs: `u8`, `f16`, `bool`, ...
+    pub const fn name(self) -> &'static str {
+        match self {
+            DataType::F64 => "f64",
+            DataType::F32 => "f32",
+            DataType::F16 => "f16",
+            DataType::I64 => "i64",
+            DataType::I32 => "i32",
+            DataType::I16 => "i16",
+            DataType::I8 => "i8",
+            DataType::U64 => "u64",
+            DataType::U32 => "u32",
+            DataType::U16 => "u16",
+            DataType::U8 => "u8",
+            DataType::Bool => "bool",
+        }
+    }
+
+    /// The DirectML spelling: `UINT8`, `FLOAT16`, ... (`BOOL` for the extension type).
+    pub const fn dml_name(self) -> &'static str {
+        match self {
+            DataType::F64 => "FLOAT64",
+            DataType::F32 => "FLOAT32",
+            DataType::F16 => "FLOAT16",
+            DataType::I64 => "INT64",
+            DataType::I32 => "INT32",
+            DataType::I16 => "INT16",
+            DataType::I8 => "INT8",
+            DataType::U64 => "UINT64",
+            DataType::U32 => "UINT32",
+            DataType::U16 => "UINT16",
+            DataType::U8 => "UINT8",
+            DataType::Bool => "BOOL",
+        }
+    }
+
+    /// Parses the Rust spelling (`u8`) or the DirectML one (`UINT8`), case-insensitively.
+    pub fn from_name(name: &str) -> Option<DataType> {
+        DataType::ALL.into_iter().find(|t| {
+            t.name().eq_ignore_ascii_case(name) || t.dml_name().eq_ignore_ascii_case(name)
+        })
+    }
+
+    /// Bytes per element.
+    pub const fn size(self) -> usize {
+        match self {
+            DataType::F64 | DataType::I64 | DataType::U64 => 8,
+            DataType::F32 | DataType::I32 | DataType::U32 => 4,
+            DataType::F16 | DataType::I16 | DataType::U16 => 2,
+            DataType::I8 | DataType::U8 | DataType::Bool => 1,
+        }
+    }
+
+    /// Bits per element as the ops see them (8 for `bool`'s byte).
+    pub const fn bits(self) -> u32 {
+        self.size() as u32 * 8
+    }
+
+    /// `f16`, `f32` or `f64`.
+    pub const fn is_float(self) -> bool {
+        matches!(self, DataType::F64 | DataType::F32 | DataType::F16)
+    }
+
+    /// `i8` to `i64`.
+    pub const fn is_signed(self) -> bool {
+        matches!(
+            self,
+            DataType::I64 | DataType::I32 | DataType::I16 | DataType::I8
+        )
+    }
+
+    /// `u8` to `u64` and `i8` to `i64`.
+    pub const fn is_integer(self) -> bool {
+        !self.is_float() && !matches!(self, DataType::Bool)
+    }
+
+    /// The largest value of the unsigned integer of this width (`bool`: 1).
+    pub const fn max_bits_value(self) -> u64 {
+        match self {
+            DataType::Bool => 1,
+            _ => u64::MAX >> (64 - self.bits()),
+        }
+    }
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// DirectML's ordered feature levels plus `EXT`, this project's own top level (everything in 6_4 plus
+/// the extensions: `bool`, signed shifts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[allow(
+    non_camel_case_types,
+    reason = "the names mirror DML_FEATURE_LEVEL_x_y"
+)]
+pub enum FeatureLevel {
+    /// `DML_FEATURE_LEVEL_1_0`
+    FL_1_0,
+    /// `DML_FEATURE_LEVEL_2_0`
+    FL_2_0,
+    /// `DML_FEATURE_LEVEL_2_1`
+    FL_2_1,
+    /// `DML_FEATURE_LEVEL_3_0`
+    FL_3_0,
+    /// `DML_FEATURE_LEVEL_3_1`
+    FL_3_1,
+    /// `DML_FEATURE_LEVEL_4_0`
+    FL_4_0,
+    /// `DML_FEATURE_LEVEL_4_1`
+    FL_4_1,
+    /// `DML_FEATURE_LEVEL_5_0`
+    FL_5_0,
+    /// `DML_FEATURE_LEVEL_5_1`
+    FL_5_1,
+    /// `DML_FEATURE_LEVEL_5_2`
+    FL_5_2,
+    /// `DML_FEATURE_LEVEL_5_3`
+    FL_5_3,
+    /// `DML_FEATURE_LEVEL_6_0`
+    FL_6_0,
+    /// `DML_FEATURE_LEVEL_6_1`
+    FL_6_1,
+    /// `DML_FEATURE_LEVEL_6_2`
+    FL_6_2,
+    /// `DML_FEATURE_LEVEL_6_3`
+    FL_6_3,
+    /// `DML_FEATURE_LEVEL_6_4`
+    FL_6_4,
+    /// tensorbits' extension level: everything in 6_4 plus `bool` and signed shifts.
+    EXT,
+}
+
+impl FeatureLevel {
+    /// Every level, lowest first.
+    pub const ALL: [FeatureLevel; 17] = [
+        FeatureLevel::FL_1_0,
+        FeatureLevel::FL_2_0,
+        FeatureLevel::FL_2_1,
+        FeatureLevel::FL_3_0,
+        FeatureLevel::FL_3_1,
+        FeatureLevel::FL_4_0,
+        FeatureLevel::FL_4_1,
+        FeatureLevel::FL_5_0,
+        FeatureLevel::FL_5_1,
+        FeatureLevel::FL_5_2,
+        FeatureLevel::FL_5_3,
+        FeatureLevel::FL_6_0,
+        FeatureLevel::FL_6_1,
+        FeatureLevel::FL_6_2,
+        FeatureLevel::FL_6_3,
+        FeatureLevel::FL_6_4,
+        FeatureLevel::EXT,
+    ];
+
+    /// The spelling used in specs and type names: `FL_3_0`, `EXT`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FeatureLevel::FL_1_0 => "FL_1_0",
+            FeatureLevel::FL_2_0 => "FL_2_0",
+            FeatureLevel::FL_2_1 => "FL_2_1",
+            FeatureLevel::FL_3_0 => "FL_3_0",
+            FeatureLevel::FL_3_1 => "FL_3_1",
+            FeatureLevel::FL_4_0 => "FL_4_0",
+            FeatureLevel::FL_4_1 => "FL_4_1",
+            FeatureLevel::FL_5_0 => "FL_5_0",
+            FeatureLevel::FL_5_1 => "FL_5_1",
+            FeatureLevel::FL_5_2 => "FL_5_2",
+            FeatureLevel::FL_5_3 => "FL_5_3",
+            FeatureLevel::FL_6_0 => "FL_6_0",
+            FeatureLevel::FL_6_1 => "FL_6_1",
+            FeatureLevel::FL_6_2 => "FL_6_2",
+            FeatureLevel::FL_6_3 => "FL_6_3",
+            FeatureLevel::FL_6_4 => "FL_6_4",
+            FeatureLevel::EXT => "EXT",
+        }
+    }
+
+    /// The heading DirectML's pages use: `DML_FEATURE_LEVEL_3_0`; `EXT` for the extension level.
+    pub fn dml_name(self) -> String {
+        match self {
+            FeatureLevel::EXT => "EXT (tensorbits extensions)".to_owned(),
+            _ => format!("DML_FEATURE_LEVEL_{}", &self.name()[3..]),
+        }
+    }
+
+    /// Parses `3_0`, `FL_3_0`, `DML_FEATURE_LEVEL_3_0`, `3.0` or `ext`, case-insensitively.
+    pub fn parse(text: &str) -> Option<FeatureLevel> {
+        let upper = text.trim().to_ascii_uppercase().replace('.', "_");
+        let short = upper
+            .strip_prefix("DML_FEATURE_LEVEL_")
+            .or_else(|| upper.strip_prefix("FL_"))
+            .unwrap_or(&upper);
+        FeatureLevel::ALL
+            .into_iter()
+            .find(|l| l.name() == short || l.name().get(3..) == Some(short))
+    }
+}
+
+impl fmt::Display for FeatureLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How inputs of different shapes are combined (OpenVINO's `auto_broadcast`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BroadcastMode {
+    /// Shapes must be equal.
+    None,
+    /// Right-aligned; a size-1 dimension stretches; rank 0 allowed.
+    Numpy,
+    /// One-way, PaddlePaddle style: later inputs onto the first from an axis.
+    Pdpd,
+}
+
+impl BroadcastMode {
+    /// All modes.
+    pub const ALL: [BroadcastMode; 3] = [
+        BroadcastMode::None,
+        BroadcastMode::Numpy,
+        BroadcastMode::Pdpd,
+    ];
+
+    /// The spec spelling: `none`, `numpy`, `pdpd`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BroadcastMode::None => "none",
+            BroadcastMode::Numpy => "numpy",
+            BroadcastMode::Pdpd => "pdpd",
+        }
+    }
+
+    /// Parses the spec spelling, case-insensitively.
+    pub fn parse(text: &str) -> Option<BroadcastMode> {
+        BroadcastMode::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
+impl fmt::Display for BroadcastMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The highest ranks any tensor may have (DirectML's limit).
+pub const MAX_RANK: usize = 8;
+
+/// Most inputs an op may declare.
+pub const MAX_INPUTS: usize = 8;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for t in DataType::ALL {
+            assert_eq!(DataType::from_name(t.name()), Some(t));
+            assert_eq!(DataType::from_name(t.dml_name()), Some(t));
+        }
+        for l in FeatureLevel::ALL {
+            assert_eq!(FeatureLevel::parse(l.name()), Some(l));
+        }
+        assert_eq!(FeatureLevel::parse("4_1"), Some(FeatureLevel::FL_4_1));
+        assert_eq!(
+            FeatureLevel::parse("dml_feature_level_6_4"),
+            Some(FeatureLevel::FL_6_4)
+        );
+        assert_eq!(FeatureLevel::parse("ext"), Some(FeatureLevel::EXT));
+        assert_eq!(FeatureLevel::parse("4_2"), None);
+        assert_eq!(DataType::from_name("c8"), None);
+    }
+
+    #[test]
+    fn widths() {
+        assert_eq!(DataType::U8.max_bits_value(), 0xff);
+        assert_eq!(DataType::F16.max_bits_value(), 0xffff);
+        assert_eq!(DataType::I64.max_bits_value(), u64::MAX);
+        assert_eq!(DataType::Bool.max_bits_value(), 1);
+    }
+}

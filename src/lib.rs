@@ -1,0 +1,9 @@
+//! tensorbits: bitwise tensor operators declared with `#[bitwise_op]`.
+
+extern crate self as tensorbits;
+
+#[doc(inline)]
+pub use tensorbits_macros::bitwise_op;
+pub use tensorbits_runtime::*;
+
+pub mod ops;

@@ -1,0 +1,232 @@
+//! The DirectML bitwise family, each declared with `#[bitwise_op]`, and lookup by any of the names
+//! frameworks use for them (DirectML, ONNX, OpenVINO, numpy, short).
+
+use crate::{OpInfo, bitwise_op};
+
+/// Computes the bitwise AND between each pair of corresponding elements of the input tensors, and
+/// writes the result into the output tensor.
+#[bitwise_op(
+    name = "ELEMENT_WISE_BIT_AND",
+    inputs = [a, b],
+    compute = a & b,
+    dims = 0..=8,
+    broadcast = [numpy, none, pdpd],
+    in_place = [a, b],
+    support(
+        FL_3_0 = [u8, u16, u32],
+        FL_4_1 = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8],
+        EXT = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool],
+    ),
+)]
+pub struct BitAnd;
+
+/// Computes the bitwise OR between each pair of corresponding elements of the input tensors, and
+/// writes the result into the output tensor.
+#[bitwise_op(
+    name = "ELEMENT_WISE_BIT_OR",
+    inputs = [a, b],
+    compute = a | b,
+    dims = 0..=8,
+    broadcast = [numpy, none, pdpd],
+    in_place = [a, b],
+    support(
+        FL_3_0 = [u8, u16, u32],
+        FL_4_1 = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8],
+        EXT = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool],
+    ),
+)]
+pub struct BitOr;
+
+/// Computes the bitwise XOR (eXclusive OR) between each pair of corresponding elements of the input
+/// tensors, and writes the result into the output tensor.
+///
+/// # Example
+///
+/// ```
+/// use tensorbits::{Tensor, ops::BitXor};
+/// let a = Tensor::from_vec(vec![21u8, 120], &[2])?;
+/// let b = Tensor::from_vec(vec![3u8, 37], &[2])?;
+/// assert_eq!(BitXor::run(&a, &b)?.data(), &[22, 93]);
+/// # Ok::<(), tensorbits::Error>(())
+/// ```
+#[bitwise_op(
+    name = "ELEMENT_WISE_BIT_XOR",
+    inputs = [a, b],
+    compute = a ^ b,
+    dims = 0..=8,
+    broadcast = [numpy, none, pdpd],
+    in_place = [a, b],
+    support(
+        FL_3_0 = [u8, u16, u32],
+        FL_4_1 = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8],
+        EXT = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool],
+    ),
+)]
+pub struct BitXor;
+
+/// Computes the bitwise NOT of each element of the input tensor, and writes the result into the output
+/// tensor. For `bool` it is the logical NOT.
+///
+/// # Example
+///
+/// ```
+/// use tensorbits::{Tensor, ops::BitNot};
+/// let x = Tensor::from_vec(vec![0u8, 128, 42, 255], &[2, 2])?;
+/// assert_eq!(BitNot::run(&x)?.to_string(), "[[255, 127], [213, 0]]");
+/// # Ok::<(), tensorbits::Error>(())
+/// ```
+#[bitwise_op(
+    name = "ELEMENT_WISE_BIT_NOT",
+    inputs = [input],
+    compute = !input,
+    dims = 0..=8,
+    in_place = [input],
+    support(
+        FL_3_0 = [u8, u16, u32],
+        FL_4_1 = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8],
+        EXT = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool],
+    ),
+)]
+pub struct BitNot;
+
+/// Shifts each element of `a` left by the corresponding element of `b`. A count that is negative or
+/// at least the bit width gives 0.
+#[bitwise_op(
+    name = "ELEMENT_WISE_BIT_SHIFT_LEFT",
+    inputs = [a, b],
+    compute = a << b,
+    dims = 0..=8,
+    broadcast = [numpy, none, pdpd],
+    in_place = [a, b],
+    support(
+        FL_3_0 = [u8, u16, u32],
+        FL_4_1 = [u64, u32, u16, u8],
+        EXT = [i64, i32, i16, i8, u64, u32, u16, u8],
+    ),
+)]
+pub struct BitShiftLeft;
+
+/// Shifts each element of `a` right by the corresponding element of `b`: logical for unsigned types,
+/// arithmetic for signed ones. A count that is negative or at least the bit width gives 0, or -1 for a
+/// negative signed value.
+#[bitwise_op(
+    name = "ELEMENT_WISE_BIT_SHIFT_RIGHT",
+    inputs = [a, b],
+    compute = a >> b,
+    dims = 0..=8,
+    broadcast = [numpy, none, pdpd],
+    in_place = [a, b],
+    support(
+        FL_3_0 = [u8, u16, u32],
+        FL_4_1 = [u64, u32, u16, u8],
+        EXT = [i64, i32, i16, i8, u64, u32, u16, u8],
+    ),
+)]
+pub struct BitShiftRight;
+
+/// Counts the set bits of each element's stored pattern (two's complement for signed types: `-1i8`
+/// counts 8; numpy's `bitwise_count` counts the absolute value instead), writing `u8` or `u32`.
+///
+/// # Example
+///
+/// ```
+/// use tensorbits::{Tensor, ops::BitCount};
+/// let x = Tensor::from_vec(vec![0u32, 123, 456, 789], &[2, 2])?;
+/// let counts: Tensor<u8> = BitCount::run(&x)?;
+/// assert_eq!(counts.data(), &[0, 6, 4, 5]);
+/// # Ok::<(), tensorbits::Error>(())
+/// ```
+#[bitwise_op(
+    name = "ELEMENT_WISE_BIT_COUNT",
+    inputs = [input],
+    compute = input.count_ones(),
+    dims = 0..=8,
+    output = [u8, u32],
+    support(
+        FL_3_0 = [u8, u16, u32],
+        FL_4_1 = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8],
+    ),
+)]
+pub struct BitCount;
+
+/// The seven standard ops, in DirectML's order.
+pub const ALL: [&OpInfo; 7] = [
+    <BitAnd as crate::Op>::INFO,
+    <BitOr as crate::Op>::INFO,
+    <BitXor as crate::Op>::INFO,
+    <BitNot as crate::Op>::INFO,
+    <BitShiftLeft as crate::Op>::INFO,
+    <BitShiftRight as crate::Op>::INFO,
+    <BitCount as crate::Op>::INFO,
+];
+
+/// The names each standard op answers to, beside its DirectML name and struct name.
+const ALIASES: [&[&str]; 7] = [
+    &["and", "BitwiseAnd", "bitwise_and", "LogicalAnd"],
+    &["or", "BitwiseOr", "bitwise_or", "LogicalOr"],
+    &["xor", "BitwiseXor", "bitwise_xor", "LogicalXor"],
+    &[
+        "not",
+        "BitwiseNot",
+        "bitwise_not",
+        "invert",
+        "bitwise_invert",
+        "LogicalNot",
+    ],
+    &[
+        "shl",
+        "BitwiseLeftShift",
+        "left_shift",
+        "bitwise_left_shift",
+    ],
+    &[
+        "shr",
+        "BitwiseRightShift",
+        "right_shift",
+        "bitwise_right_shift",
+    ],
+    &["popcount", "bitwise_count", "BitCount", "popcnt"],
+];
+
+/// Uppercase, without a `DML_` prefix, an `_OPERATOR_DESC` suffix or underscores, so that
+/// `DML_ELEMENT_WISE_BIT_XOR_OPERATOR_DESC`, `element_wise_bit_xor` and `BitwiseXor`-style names meet.
+fn normalize(name: &str) -> String {
+    let up = name.trim().to_ascii_uppercase();
+    let up = up.strip_prefix("DML_").unwrap_or(&up);
+    let up = up.strip_suffix("_OPERATOR_DESC").unwrap_or(up);
+    up.replace('_', "")
+}
+
+/// Finds a standard op by any of its names, case-insensitively: short (`xor`), DirectML
+/// (`ELEMENT_WISE_BIT_XOR`, also with `DML_` and `_OPERATOR_DESC`), struct (`BitXor`), ONNX
+/// (`BitwiseXor`), OpenVINO (`BitwiseLeftShift`) or numpy (`bitwise_xor`, `invert`, `bitwise_count`).
+/// ONNX's `BitShift` needs a direction; see [`find_with_direction`].
+pub fn find(name: &str) -> Option<&'static OpInfo> {
+    let n = normalize(name);
+    ALL.iter().zip(ALIASES).find_map(|(op, aliases)| {
+        let hit = normalize(op.name) == n
+            || normalize(op.type_name) == n
+            || aliases.iter().any(|a| normalize(a) == n);
+        hit.then_some(*op)
+    })
+}
+
+/// Like [`find`], and also resolves ONNX's `BitShift` with `direction` `left` or `right`.
+pub fn find_with_direction(name: &str, direction: Option<&str>) -> Option<&'static OpInfo> {
+    if normalize(name) == "BITSHIFT" {
+        return match direction.map(|d| d.trim().to_ascii_lowercase()).as_deref() {
+            Some("left") => Some(<BitShiftLeft as crate::Op>::INFO),
+            Some("right") => Some(<BitShiftRight as crate::Op>::INFO),
+            _ => None,
+        };
+    }
+    find(name)
+}
+
+/// [`find`], or an [`Error::UnknownOp`](crate::Error::UnknownOp) listing the short names.
+pub fn lookup(name: &str) -> crate::Result<&'static OpInfo> {
+    find(name).ok_or_else(|| crate::Error::UnknownOp {
+        name: name.to_owned(),
+        known: ALIASES.iter().map(|a| a[0]).collect::<Vec<_>>().join(", "),
+    })
+}
