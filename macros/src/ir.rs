@@ -277,3 +277,49 @@ impl Expr {
         }
     }
 }
+
+/// Where a sub-expression is printed, to decide its parentheses.
+#[derive(Clone, Copy, PartialEq)]
+enum Ctx {
+    Top,
+    Left(BinOp),
+    Other,
+}
+
+impl Expr {
+    /// The expression as Rust source. Nested binary operators are parenthesised unless they chain the
+    /// same operator on the left (`a ^ b ^ c`), so mixed `&`/`|` never depends on precedence to read.
+    pub fn to_text(&self, names: &[Ident]) -> String {
+        self.text(names, Ctx::Top)
+    }
+
+    fn text(&self, names: &[Ident], ctx: Ctx) -> String {
+        match self {
+            Expr::Input(k) => names[*k].to_string(),
+            Expr::Lit(v, _) => v.to_string(),
+            Expr::Not(e) => format!("!{}", e.text(names, Ctx::Other)),
+            Expr::CountOnes(e) => format!("{}.count_ones()", e.text(names, Ctx::Other)),
+            Expr::Bin(op @ (BinOp::WrappingShl | BinOp::WrappingShr), l, r) => {
+                format!(
+                    "{}.{}({})",
+                    l.text(names, Ctx::Other),
+                    op.symbol(),
+                    r.text(names, Ctx::Top)
+                )
+            }
+            Expr::Bin(op, l, r) => {
+                let s = format!(
+                    "{} {} {}",
+                    l.text(names, Ctx::Left(*op)),
+                    op.symbol(),
+                    r.text(names, Ctx::Other)
+                );
+                if ctx == Ctx::Top || ctx == Ctx::Left(*op) {
+                    s
+                } else {
+                    format!("({s})")
+                }
+            }
+        }
+    }
+}

@@ -5,7 +5,6 @@ use crate::ast::{Listed, Spec};
 use crate::ctxt::Ctxt;
 use crate::ir;
 use proc_macro2::Span;
-use quote::ToTokens;
 use std::collections::BTreeMap;
 use syn::{Expr, Ident};
 use tensorbits_spec::{BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK};
@@ -103,10 +102,9 @@ pub fn check(spec: Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
     if let (Some(c), Some(s)) = (&compute, &spec.support) {
         check_types_against_compute(c, s, cx);
     }
-    let compute_text = spec
-        .compute
+    let compute_text = compute
         .as_ref()
-        .map(|c| c.to_token_stream().to_string())
+        .map(|c| c.to_text(&inputs))
         .unwrap_or_default();
     let name = spec
         .name

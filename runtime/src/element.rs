@@ -114,8 +114,14 @@ macro_rules! int_word {
             #[inline(always)]
             fn shr(self, count: Self) -> Self {
                 let c = count as $u;
-                // A shift by width-1 yields 0 for unsigned and non-negative values, -1 for negative ones.
-                if c < <$t>::BITS as $u { self >> c } else { self >> (<$t>::BITS - 1) }
+                if c < <$t>::BITS as $u {
+                    self >> c
+                } else if <$t>::MIN != 0 {
+                    // Signed: an arithmetic shift by width-1 gives -1 for negative values, 0 otherwise.
+                    self >> (<$t>::BITS - 1)
+                } else {
+                    0
+                }
             }
             #[inline(always)]
             fn wrapping_shl(self, count: Self) -> Self { <$t>::wrapping_shl(self, count as u32) }
@@ -180,6 +186,8 @@ mod tests {
         assert_eq!(IntWord::shr(-128i8, -3), -1);
         assert_eq!(IntWord::shr(100i8, 100), 0);
         assert_eq!(IntWord::shr(0x80u8, 7), 1);
+        assert_eq!(IntWord::shr(0x80u8, 8), 0);
+        assert_eq!(IntWord::shr(u64::MAX, 200), 0);
         assert_eq!(IntWord::shr(-8i32, 1), -4);
         assert_eq!(IntWord::wrapping_shl(1u32, 33), 2);
         assert_eq!(IntWord::count_ones(-1i8), 8);
