@@ -117,8 +117,11 @@ impl OpInfo {
         }
     }
 
+    /// Type names in DirectML's listing order, as the tables and compile-time notes print them.
     fn list(types: &[DataType]) -> String {
-        let v: Vec<&str> = types.iter().map(|t| t.name()).collect();
+        let mut sorted = types.to_vec();
+        sorted.sort();
+        let v: Vec<&str> = sorted.iter().map(|t| t.name()).collect();
         v.join(", ")
     }
 }
@@ -288,7 +291,11 @@ fn plan_inputs(
             op: op.name,
             dtype: out_dtype,
             expected: match op.output {
-                Some(list) => format!("one of {}", OpInfo::list(list)),
+                // Declared order: the first output type is the default.
+                Some(list) => {
+                    let names: Vec<&str> = list.iter().map(|t| t.name()).collect();
+                    format!("one of {}", names.join(", "))
+                }
                 None => format!("{dtype}, the input type"),
             },
         });
