@@ -696,7 +696,7 @@ fn nothing_is_written_when_a_call_fails() {
 #[test]
 fn unaligned_byte_buffers_are_read_correctly() {
     let d = desc(DataType::U32, &[2]);
-    let mut raw = vec![0u8; 9];
+    let mut raw = [0u8; 9];
     raw[1..9].copy_from_slice(&[1, 0, 0, 0, 2, 0, 0, 0]);
     let mut out = vec![0u8; 9];
     execute(

@@ -118,7 +118,11 @@ pub fn parse(args: TokenStream, cx: &mut Ctxt) -> Spec {
 }
 
 fn unknown_key(k: &str) -> String {
-    format!("unknown key `{k}`; expected one of: {}", KEYS.join(", "))
+    let squash = |s: &str| s.replace('_', "").to_ascii_lowercase();
+    match KEYS.iter().find(|key| squash(key) == squash(k)) {
+        Some(key) => format!("unknown key `{k}`; did you mean `{key}`?"),
+        None => format!("unknown key `{k}`; expected one of: {}", KEYS.join(", ")),
+    }
 }
 
 fn ok<T>(r: syn::Result<T>, cx: &mut Ctxt) -> Option<T> {

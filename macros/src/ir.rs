@@ -112,9 +112,10 @@ fn lower_inner(
                 &u.expr, inputs, used, cx, false,
             )?))),
             other => {
+                let sym = quote!(#other).to_string();
                 cx.error(
                     other,
-                    format!("unsupported operator in `compute`; {SUPPORTED}"),
+                    format!("unsupported operator `{sym}` in `compute`; {SUPPORTED}"),
                 );
                 let _ = lower_inner(&u.expr, inputs, used, cx, false);
                 None
@@ -128,9 +129,10 @@ fn lower_inner(
                 SynBin::Shl(_) => Some(BinOp::Shl),
                 SynBin::Shr(_) => Some(BinOp::Shr),
                 other => {
+                    let sym = quote!(#other).to_string();
                     cx.error(
                         other,
-                        format!("unsupported operator in `compute`; {SUPPORTED}"),
+                        format!("unsupported operator `{sym}` in `compute`; {SUPPORTED}"),
                     );
                     None
                 }

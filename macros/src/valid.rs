@@ -164,7 +164,13 @@ fn check_dims(e: &Expr, cx: &mut Ctxt) -> Option<(u8, u8)> {
             match i.base10_parse::<u8>() {
                 Ok(v) if v as usize <= MAX_RANK => return Some(v),
                 _ => {
-                    cx.error(i, format!("ranks go from 0 to {MAX_RANK}"));
+                    cx.error(
+                        i,
+                        format!(
+                            "rank {} is out of range; ranks go from 0 to {MAX_RANK}",
+                            i.base10_digits()
+                        ),
+                    );
                     return None;
                 }
             }
@@ -280,7 +286,11 @@ fn parse_type(id: &Ident, cx: &mut Ctxt) -> Option<DataType> {
     match DataType::ALL.into_iter().find(|t| t.name() == s) {
         Some(t) => Some(t),
         None => {
-            cx.error(id, format!("unknown data type `{s}`; expected one of: u8 u16 u32 u64 i8 i16 i32 i64 f16 f32 f64 bool"));
+            // DirectML spellings (`UINT16`) and other cases map onto the Rust name to suggest.
+            match DataType::from_name(&s) {
+                Some(t) => cx.error(id, format!("unknown data type `{s}`; did you mean `{t}`?")),
+                None => cx.error(id, format!("unknown data type `{s}`; expected one of: u8 u16 u32 u64 i8 i16 i32 i64 f16 f32 f64 bool")),
+            }
             None
         }
     }
@@ -407,10 +417,7 @@ fn check_types_against_compute(c: &ir::Expr, entries: &[crate::ast::LevelEntry],
     c.literals(&mut lits);
     for e in entries {
         for id in &e.types.items {
-            let Some(t) = DataType::ALL
-                .into_iter()
-                .find(|t| t.name() == id.to_string())
-            else {
+            let Some(t) = DataType::ALL.into_iter().find(|t| *id == t.name()) else {
                 continue;
             };
             if seen.contains(&t) {

@@ -40,8 +40,11 @@ pub(crate) fn broadcast_shapes(op: &OpInfo, b: Broadcast, inputs: &[&TensorDesc]
         mode: b.mode(),
         tensor: op.tensor_name(i),
         shape: ShapeText(inputs[i].sizes().to_vec()),
-        target_name: op.tensor_name(target),
-        target: ShapeText(inputs[target].sizes().to_vec()),
+        target: format!(
+            "{} shape {}",
+            op.tensor_name(target),
+            ShapeText(inputs[target].sizes().to_vec())
+        ),
         detail,
     };
     match b {

@@ -97,15 +97,15 @@ fn walk<W: Word, O: Pod, const N: usize>(
         for d in (0..nd - 1).rev() {
             idx[d] += 1;
             o_off += plan.out_strides[d];
-            for k in 0..N {
-                i_off[k] += plan.in_strides[k][d];
+            for (off, st) in i_off.iter_mut().zip(&plan.in_strides) {
+                *off += st[d];
             }
             if idx[d] < plan.iter[d] {
                 break;
             }
             o_off -= plan.out_strides[d] * idx[d];
-            for k in 0..N {
-                i_off[k] -= plan.in_strides[k][d] * idx[d];
+            for (off, st) in i_off.iter_mut().zip(&plan.in_strides) {
+                *off -= st[d] * idx[d];
             }
             idx[d] = 0;
         }

@@ -91,7 +91,7 @@ impl TensorDesc {
 
     /// Explicit strides, when given.
     pub fn strides(&self) -> Option<&[usize]> {
-        self.strides.as_ref().map(|s| &**s)
+        self.strides.as_deref()
     }
 
     /// Strides in elements: the explicit ones, or packed C-order ones.

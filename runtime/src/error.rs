@@ -245,9 +245,7 @@ pub enum Error {
         accepted: String,
     },
     /// Shapes that do not combine under the broadcast mode.
-    #[error(
-        "{op} ({mode} broadcast): {tensor} shape {shape} does not match {target_name} shape {target} {detail}"
-    )]
+    #[error("{op} ({mode} broadcast): {tensor} shape {shape} does not match {target} {detail}")]
     ShapeMismatch {
         /// Op name.
         op: &'static str,
@@ -257,10 +255,8 @@ pub enum Error {
         tensor: String,
         /// Its shape.
         shape: ShapeText,
-        /// The tensor it is matched against.
-        target_name: String,
-        /// That shape.
-        target: ShapeText,
+        /// The tensor it is matched against, with its shape: `ATensor shape [2, 3]`.
+        target: String,
         /// Which dimension and why.
         detail: String,
     },
@@ -324,3 +320,17 @@ pub enum Error {
 
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    /// Users' functions return `Result<_, Error>`; above 128 bytes clippy's `result_large_err` would
+    /// fire in their code.
+    #[test]
+    fn error_stays_small() {
+        assert!(
+            size_of::<super::Error>() <= 128,
+            "{}",
+            size_of::<super::Error>()
+        );
+    }
+}

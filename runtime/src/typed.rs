@@ -9,7 +9,7 @@ use crate::{Broadcast, Call, Element, OpInfo, Tensor, TensorDesc, TensorView, Te
 /// Feature level (as a type, checked at compile time) and broadcast mode of a typed call.
 ///
 /// ```
-/// use tensorbits::{Broadcast, Options, levels::FL_4_1};
+/// use tensorbits_runtime::{Broadcast, Options, levels::FL_4_1};
 /// let opts = Options::at(FL_4_1).broadcast(Broadcast::Numpy);
 /// # let _ = opts;
 /// ```

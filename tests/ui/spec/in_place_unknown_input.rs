@@ -1,0 +1,12 @@
+use tensorbits::bitwise_op;
+
+#[bitwise_op(
+    inputs = [a, b],
+    compute = a ^ b,
+    broadcast = [numpy],
+    support(FL_3_0 = [u8, u16], EXT = [u8, u16, u32]),
+    in_place = [a, c],
+)]
+pub struct Op;
+
+fn main() {}

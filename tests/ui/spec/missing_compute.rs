@@ -1,0 +1,10 @@
+use tensorbits::bitwise_op;
+
+#[bitwise_op(
+    inputs = [a, b],
+    broadcast = [numpy],
+    support(FL_3_0 = [u8]),
+)]
+pub struct Op;
+
+fn main() {}

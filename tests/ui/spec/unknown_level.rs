@@ -1,0 +1,11 @@
+use tensorbits::bitwise_op;
+
+#[bitwise_op(
+    inputs = [a, b],
+    compute = a ^ b,
+    broadcast = [numpy],
+    support(FL_3_5 = [u8]),
+)]
+pub struct Op;
+
+fn main() {}
