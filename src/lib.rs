@@ -1,4 +1,4 @@
-//! tensorbits: bitwise tensor operators declared with `#[bitwise_op]`.
+#![doc = include_str!("../README.md")]
 
 extern crate self as tensorbits;
 

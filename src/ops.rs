@@ -18,6 +18,7 @@ use crate::{OpInfo, bitwise_op};
         EXT = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool],
     ),
 )]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct BitAnd;
 
 /// Computes the bitwise OR between each pair of corresponding elements of the input tensors, and
@@ -35,6 +36,7 @@ pub struct BitAnd;
         EXT = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool],
     ),
 )]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct BitOr;
 
 /// Computes the bitwise XOR (eXclusive OR) between each pair of corresponding elements of the input
@@ -62,6 +64,7 @@ pub struct BitOr;
         EXT = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool],
     ),
 )]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct BitXor;
 
 /// Computes the bitwise NOT of each element of the input tensor, and writes the result into the output
@@ -87,6 +90,7 @@ pub struct BitXor;
         EXT = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool],
     ),
 )]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct BitNot;
 
 /// Shifts each element of `a` left by the corresponding element of `b`. A count that is negative or
@@ -104,6 +108,7 @@ pub struct BitNot;
         EXT = [i64, i32, i16, i8, u64, u32, u16, u8],
     ),
 )]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct BitShiftLeft;
 
 /// Shifts each element of `a` right by the corresponding element of `b`: logical for unsigned types,
@@ -122,6 +127,7 @@ pub struct BitShiftLeft;
         EXT = [i64, i32, i16, i8, u64, u32, u16, u8],
     ),
 )]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct BitShiftRight;
 
 /// Counts the set bits of each element's stored pattern (two's complement for signed types: `-1i8`
@@ -147,6 +153,7 @@ pub struct BitShiftRight;
         FL_4_1 = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8],
     ),
 )]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct BitCount;
 
 /// The seven standard ops, in DirectML's order.
