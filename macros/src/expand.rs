@@ -6,6 +6,7 @@ use crate::{ast, docs, valid};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Fields, Ident, ItemStruct};
+use tensorbits_spec::wgsl::{KernelKind, Layout, WordClass, shader};
 use tensorbits_spec::{BroadcastMode, DataType, FeatureLevel};
 
 pub fn bitwise_op(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -97,6 +98,7 @@ fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
     let doc = docs::render(m, &ident.to_string());
     let info = info(m, ident, &summary);
     let kernel = kernel(m);
+    let gpu = gpu_kernels(m);
     let supports = supports_trait(m, ident, vis);
     let methods = methods(m, ident);
     let mut item = s.clone();
@@ -108,6 +110,7 @@ fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
 
         const _: () = {
             #kernel
+            #gpu
 
             #[automatically_derived]
             impl ::tensorbits::Op for #ident {
@@ -160,6 +163,7 @@ fn info(m: &Model, ident: &Ident, summary: &str) -> TokenStream {
             support: &[#(#support),*],
             output: #output,
             cpu: __tensorbits_cpu_kernel,
+            gpu: __TENSORBITS_GPU_KERNELS,
         }
     }
 }
@@ -316,6 +320,15 @@ fn methods(m: &Model, ident: &Ident) -> TokenStream {
     let into_doc = format!(
         "Runs `{ident}` on the CPU into `out`, an existing (possibly strided) tensor of the broadcast shape.{out_note}"
     );
+    let gpu_params: Vec<TokenStream> = inputs
+        .iter()
+        .map(|i| quote!(#i: &::tensorbits::GpuTensor<T>))
+        .collect();
+    let gpu_doc = format!(
+        "Runs `{ident}` on `gpu` at the level and broadcast mode of `options`, into a new device tensor. \
+         Upload with [`GpuExecutor::upload`](::tensorbits::GpuExecutor::upload), read back with \
+         [`GpuExecutor::download`](::tensorbits::GpuExecutor::download).{out_note}"
+    );
     let in_place = m.in_place.iter().map(|&k| {
         let target = &inputs[k];
         let fname = format_ident!("run_in_place_{}", target);
@@ -388,7 +401,81 @@ fn methods(m: &Model, ident: &Ident) -> TokenStream {
                 )
             }
 
+            #[doc = #gpu_doc]
+            pub fn run_gpu<L: ::tensorbits::Level, T #out_generic>(
+                gpu: &::tensorbits::GpuExecutor,
+                options: &::tensorbits::Options<L>,
+                #(#gpu_params),*
+            ) -> #result<::tensorbits::GpuTensor<#out_ty>, #err>
+            where
+                T: #tr<L>,
+                #out_bound
+            {
+                gpu.run_new::<T, #out_ty, #n>(#info, &options.call(), [#(#inputs),*])
+            }
+
             #(#in_place)*
         }
+    }
+}
+
+fn layout_ident(l: Layout) -> Ident {
+    format_ident!("{}", format!("{l:?}"))
+}
+
+/// The WGSL kernels: for every input type, output type and layout, the shader wrapping `tb_eval`
+/// lowered from the same expression as the CPU kernel. Identical sources are emitted once.
+fn gpu_kernels(m: &Model) -> TokenStream {
+    let n = m.inputs.len();
+    let signed = m.compute.first_shift().is_some();
+    let count = m.compute.is_count();
+    let mut sources: Vec<String> = Vec::new();
+    let mut entries = Vec::new();
+    for t in m.all_types() {
+        let class = WordClass::of(t, signed);
+        let outs = m.output.clone().unwrap_or_else(|| vec![t]);
+        for o in outs {
+            let kind = KernelKind {
+                class,
+                out_bits: o.bits(),
+                count,
+            };
+            for layout in Layout::ALL {
+                if layout == Layout::Words && !m.compute.is_width_agnostic() {
+                    continue;
+                }
+                let eval_class = match layout {
+                    Layout::Words if class == WordClass::Bool => WordClass::BoolWord,
+                    Layout::Words => WordClass::Word,
+                    _ => class,
+                };
+                let src = shader(layout, kind, n, &m.compute.wgsl_eval(eval_class, n));
+                let idx = match sources.iter().position(|s| *s == src) {
+                    Some(i) => i,
+                    None => {
+                        sources.push(src);
+                        sources.len() - 1
+                    }
+                };
+                let (tv, ov, lv) = (dtype_variant(t), dtype_variant(o), layout_ident(layout));
+                let c = format_ident!("__TENSORBITS_WGSL_{}", idx);
+                entries.push(quote! {
+                    ::tensorbits::__private::GpuKernel {
+                        input: ::tensorbits::DataType::#tv,
+                        output: ::tensorbits::DataType::#ov,
+                        layout: ::tensorbits::__private::Layout::#lv,
+                        source: #c,
+                    }
+                });
+            }
+        }
+    }
+    let consts = sources.iter().enumerate().map(|(i, s)| {
+        let c = format_ident!("__TENSORBITS_WGSL_{}", i);
+        quote!(const #c: &str = #s;)
+    });
+    quote! {
+        #(#consts)*
+        const __TENSORBITS_GPU_KERNELS: &[::tensorbits::__private::GpuKernel] = &[#(#entries),*];
     }
 }

@@ -325,3 +325,51 @@ impl Expr {
         }
     }
 }
+
+impl Expr {
+    /// Whether the expression is the same at every width: only `&`, `|`, `^`, `!` on inputs, no
+    /// literals, shifts or counts. Such ops can run on whole words.
+    pub fn is_width_agnostic(&self) -> bool {
+        match self {
+            Expr::Input(_) => true,
+            Expr::Lit(..) | Expr::CountOnes(_) => false,
+            Expr::Not(e) => e.is_width_agnostic(),
+            Expr::Bin(op, l, r) => !op.is_shift() && l.is_width_agnostic() && r.is_width_agnostic(),
+        }
+    }
+
+    /// WGSL computing this tree from `x0..`, through the class's `tb_*` helpers (where the GPU side of
+    /// DESIGN's shift and bool semantics lives, in tensorbits-spec's wgsl.rs).
+    pub fn to_wgsl(&self, class: tensorbits_spec::wgsl::WordClass) -> String {
+        match self {
+            Expr::Input(k) => format!("tb_load(x{k})"),
+            Expr::Lit(v, _) => class.literal(*v),
+            Expr::Not(e) => format!("tb_not({})", e.to_wgsl(class)),
+            Expr::CountOnes(e) => format!("tb_popcount({})", e.to_wgsl(class)),
+            Expr::Bin(op, l, r) => {
+                let f = match op {
+                    BinOp::And => "tb_and",
+                    BinOp::Or => "tb_or",
+                    BinOp::Xor => "tb_xor",
+                    BinOp::Shl => "tb_shl",
+                    BinOp::Shr => "tb_shr",
+                    BinOp::WrappingShl => "tb_wshl",
+                    BinOp::WrappingShr => "tb_wshr",
+                };
+                format!("{f}({}, {})", l.to_wgsl(class), r.to_wgsl(class))
+            }
+        }
+    }
+
+    /// The WGSL function `tb_eval` for `arity` inputs of `class`.
+    pub fn wgsl_eval(&self, class: tensorbits_spec::wgsl::WordClass, arity: usize) -> String {
+        let t = class.value_type();
+        let params: Vec<String> = (0..arity).map(|k| format!("x{k}: {t}")).collect();
+        let ret = if self.is_count() { "u32" } else { t };
+        format!(
+            "fn tb_eval({}) -> {ret} {{ return {}; }}",
+            params.join(", "),
+            self.to_wgsl(class)
+        )
+    }
+}

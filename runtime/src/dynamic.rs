@@ -45,7 +45,7 @@ fn check_buffer(desc: &TensorDesc, tensor: &str, len: usize, offset: usize) -> R
         });
     }
     if let Some(a) = desc.alignment() {
-        if offset % a != 0 {
+        if !offset.is_multiple_of(a) {
             return Err(Error::MisalignedOffset {
                 tensor: tensor.to_owned(),
                 offset,

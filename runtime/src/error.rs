@@ -298,6 +298,32 @@ pub enum Error {
         /// Inputs that may alias.
         allowed: String,
     },
+    /// No GPU adapter or device could be had.
+    #[error("no GPU is available: {reason}")]
+    NoGpu {
+        /// What wgpu reported.
+        reason: String,
+    },
+    /// wgpu reported an error for this call's work.
+    #[error("GPU error: {message}")]
+    Gpu {
+        /// What wgpu reported.
+        message: String,
+    },
+    /// The call is valid but cannot run on this device (a limit, a buffer size).
+    #[error("cannot run on this GPU: {what}")]
+    GpuUnsupported {
+        /// What stands in the way.
+        what: String,
+    },
+    /// A caller's buffer cannot be used as given.
+    #[error("{tensor}: {reason}")]
+    GpuBuffer {
+        /// Which tensor.
+        tensor: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The output overlaps an input without being exactly the same region.
     #[error(
         "{op}: OutputTensor bytes [{out_start}, {out_end}) partially overlap {tensor} bytes [{start}, {end}); in-place execution needs the exact same region"
@@ -316,6 +342,14 @@ pub enum Error {
         /// Output end.
         out_end: usize,
     },
+}
+
+impl Error {
+    /// Whether the error comes from the device (no adapter, a failed submission) rather than from the
+    /// call's inputs: the command-line tool exits with 1 for these, 2 for the rest.
+    pub fn is_device_failure(&self) -> bool {
+        matches!(self, Error::NoGpu { .. } | Error::Gpu { .. })
+    }
 }
 
 /// Result with [`Error`].

@@ -36,6 +36,8 @@ pub struct OpInfo {
     pub output: Option<&'static [DataType]>,
     /// The CPU kernel.
     pub cpu: CpuKernel,
+    /// The WGSL kernels, by input type, output type and layout.
+    pub gpu: &'static [tensorbits_spec::wgsl::GpuKernel],
 }
 
 /// Implemented by every `#[bitwise_op]` struct.

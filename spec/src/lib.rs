@@ -343,3 +343,4 @@ mod tests {
         assert_eq!(DataType::Bool.max_bits_value(), 1);
     }
 }
+pub mod wgsl;

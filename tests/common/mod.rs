@@ -3,6 +3,9 @@
 
 #![allow(dead_code, reason = "each test binary uses a different part")]
 
+pub mod cases;
+pub mod gpu;
+
 use tensorbits::DataType;
 
 /// splitmix64: a small deterministic generator, so a failing proptest seed reproduces exactly.

@@ -1,0 +1,296 @@
+//! Splits one kernel launch into dispatches that respect the device's limits: every tensor's bound
+//! window at most `max_storage_buffer_binding_size` bytes, starting at a multiple of
+//! `min_storage_buffer_offset_alignment`, and at most `max_compute_workgroups_per_dimension`
+//! workgroups in x and in y. Pure arithmetic, so it is tested without a GPU.
+
+use tensorbits_spec::wgsl::{Layout, OUTPUT_SLOT, PARAMS_BYTES, WORKGROUP_SIZE};
+
+/// Slots in `base`/`strides`: inputs 0..8, output 8.
+pub const SLOTS: usize = 9;
+
+/// The limits that shape dispatches.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Largest binding, in bytes.
+    pub max_binding: u64,
+    /// Alignment of binding offsets, in bytes.
+    pub offset_align: u64,
+    /// Workgroups per dimension.
+    pub max_groups: u32,
+}
+
+/// A launch to split: the collapsed iteration space and, per tensor, its element strides, element
+/// size (the unit for [`Layout::Words`] is 16 bytes) and byte offset in its buffer.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub layout: Layout,
+    pub dims: Vec<u64>,
+    /// `strides[t][d]`, elements; slot 8 is the output.
+    pub strides: [Vec<u64>; SLOTS],
+    pub elem: [u64; SLOTS],
+    pub offset: [u64; SLOTS],
+    /// Which slots are used (inputs `0..arity`, and the output).
+    pub arity: usize,
+    /// Output element bits (the contiguous layout writes whole words of narrow outputs).
+    pub out_bits: u32,
+}
+
+/// A bound window of one tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Window {
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// One dispatch: its uniform block, windows and workgroup counts.
+#[derive(Clone, Debug)]
+pub struct Dispatch {
+    pub params: Vec<u8>,
+    pub windows: [Window; SLOTS],
+    pub groups: (u32, u32),
+}
+
+/// Why a launch cannot be split to fit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TooLarge {
+    pub slot: usize,
+    pub bytes: u64,
+}
+
+fn slots(l: &Launch) -> impl Iterator<Item = usize> + '_ {
+    (0..l.arity).chain(std::iter::once(OUTPUT_SLOT))
+}
+
+/// Splits `l` into dispatches, each fitting `lim`.
+pub fn split(l: &Launch, lim: &Limits) -> Result<Vec<Dispatch>, TooLarge> {
+    let mut out = Vec::new();
+    let origin = [0u64; SLOTS];
+    split_box(l, lim, 0, l.dims.clone(), origin, &mut out)?;
+    Ok(out)
+}
+
+/// A box is the plan's dimensions from `first` on, with sizes `dims` and its corner at element
+/// `origin[t]` of each tensor.
+fn split_box(
+    l: &Launch,
+    lim: &Limits,
+    first: usize,
+    dims: Vec<u64>,
+    origin: [u64; SLOTS],
+    out: &mut Vec<Dispatch>,
+) -> Result<(), TooLarge> {
+    let count: u64 = dims.iter().product();
+    if count == 0 {
+        return Ok(());
+    }
+    let mut windows = [Window::default(); SLOTS];
+    let mut base = [0u64; SLOTS];
+    let mut fits = true;
+    let end_align = if l.layout == Layout::Words { 16 } else { 4 };
+    for t in slots(l) {
+        let reach: u64 = dims
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n - 1) * l.strides[t][first + i])
+            .sum();
+        let lo = l.offset[t] + origin[t] * l.elem[t];
+        let hi = l.offset[t] + (origin[t] + reach + 1) * l.elem[t];
+        let start = lo / lim.offset_align * lim.offset_align;
+        let end = hi.div_ceil(end_align) * end_align;
+        windows[t] = Window {
+            offset: start,
+            size: end - start,
+        };
+        base[t] = (lo - start) / l.elem[t];
+        fits &= end - start <= lim.max_binding;
+    }
+    let units = invocations(l, count, base[OUTPUT_SLOT]);
+    let max_units = u64::from(lim.max_groups).pow(2) * u64::from(WORKGROUP_SIZE);
+    let small_enough = units <= max_units && count <= u64::from(u32::MAX);
+    if fits && small_enough {
+        out.push(dispatch(
+            l, lim, first, &dims, &windows, &base, count, units,
+        ));
+        return Ok(());
+    }
+    let Some(&d0) = dims.first() else {
+        // A single element that does not fit its window cannot be split further.
+        let slot = slots(l)
+            .find(|&t| windows[t].size > lim.max_binding)
+            .unwrap_or(OUTPUT_SLOT);
+        return Err(TooLarge {
+            slot,
+            bytes: windows[slot].size,
+        });
+    };
+    if d0 == 1 {
+        return split_box(l, lim, first + 1, dims[1..].to_vec(), origin, out);
+    }
+    // Halve the outermost dimension; keep the first half a multiple of 64 elements when the box is
+    // one-dimensional, so word-per-invocation layouts keep their alignment.
+    let mut half = d0 / 2;
+    if dims.len() == 1 && half > 64 {
+        half = half / 64 * 64;
+    }
+    for (start, n) in [(0, half), (half, d0 - half)] {
+        let mut o = origin;
+        for t in slots(l) {
+            o[t] += start * l.strides[t][first];
+        }
+        let mut d = dims.clone();
+        d[0] = n;
+        split_box(l, lim, first, d, o, out)?;
+    }
+    Ok(())
+}
+
+/// Invocations a dispatch of `count` elements needs in `l.layout`.
+fn invocations(l: &Launch, count: u64, out_base: u64) -> u64 {
+    match l.layout {
+        Layout::Contiguous if l.out_bits < 32 => {
+            let lanes = u64::from(32 / l.out_bits);
+            (out_base + count - 1) / lanes - out_base / lanes + 1
+        }
+        _ => count,
+    }
+}
+
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the pieces of one dispatch, computed by the caller"
+)]
+fn dispatch(
+    l: &Launch,
+    lim: &Limits,
+    first: usize,
+    dims: &[u64],
+    windows: &[Window; SLOTS],
+    base: &[u64; SLOTS],
+    count: u64,
+    units: u64,
+) -> Dispatch {
+    let groups = units.div_ceil(u64::from(WORKGROUP_SIZE));
+    let gx = groups.min(u64::from(lim.max_groups));
+    let gy = groups.div_ceil(gx.max(1));
+    // Every value fits in u32: windows are at most 4 GiB and counts were checked.
+    let w = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let mut p = Vec::with_capacity(PARAMS_BYTES);
+    let mut push = |v: u32| p.extend_from_slice(&v.to_le_bytes());
+    push(w(units));
+    push(dims.len() as u32);
+    push(w(count));
+    push(0);
+    for d in 0..8 {
+        push(dims.get(d).map_or(1, |&v| w(v)));
+    }
+    for t in 0..12 {
+        push(base.get(t).map_or(0, |&b| w(b)));
+    }
+    for t in 0..SLOTS {
+        for d in 0..8 {
+            push(if d < dims.len() {
+                w(l.strides[t][first + d])
+            } else {
+                0
+            });
+        }
+    }
+    debug_assert_eq!(p.len(), PARAMS_BYTES);
+    Dispatch {
+        params: p,
+        windows: *windows,
+        groups: (w(gx), w(gy)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contiguous(n: u64, elem: u64, layout: Layout) -> Launch {
+        let mut strides: [Vec<u64>; SLOTS] = Default::default();
+        for s in strides.iter_mut() {
+            *s = vec![1];
+        }
+        Launch {
+            layout,
+            dims: vec![n],
+            strides,
+            elem: [elem; SLOTS],
+            offset: [0; SLOTS],
+            arity: 2,
+            out_bits: (elem * 8) as u32,
+        }
+    }
+
+    #[test]
+    fn small_launch_is_one_dispatch() {
+        let lim = Limits {
+            max_binding: 1 << 27,
+            offset_align: 256,
+            max_groups: 65535,
+        };
+        let d = split(&contiguous(1000, 4, Layout::Contiguous), &lim).unwrap();
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            d[0].windows[OUTPUT_SLOT],
+            Window {
+                offset: 0,
+                size: 4000
+            }
+        );
+        assert_eq!(d[0].groups, (16, 1));
+    }
+
+    #[test]
+    fn large_launch_is_split_into_fitting_windows_covering_everything() {
+        let lim = Limits {
+            max_binding: 1024,
+            offset_align: 256,
+            max_groups: 65535,
+        };
+        let d = split(&contiguous(10_000, 1, Layout::Contiguous), &lim).unwrap();
+        assert!(d.len() > 1);
+        let mut covered = 0u64;
+        for x in &d {
+            assert!(x.windows.iter().all(|w| w.size <= 1024));
+            assert_eq!(x.windows[OUTPUT_SLOT].offset % 256, 0);
+            covered += u64::from(u32::from_le_bytes(x.params[8..12].try_into().unwrap()));
+        }
+        assert_eq!(covered, 10_000, "every element in exactly one dispatch");
+    }
+
+    #[test]
+    fn workgroup_limit_splits_and_uses_two_dimensions() {
+        let lim = Limits {
+            max_binding: 1 << 30,
+            offset_align: 256,
+            max_groups: 4,
+        };
+        let d = split(&contiguous(5000, 4, Layout::Strided), &lim).unwrap();
+        assert!(d.len() > 1);
+        for x in &d {
+            assert!(x.groups.0 <= 4 && x.groups.1 <= 4, "{:?}", x.groups);
+        }
+        let lim = Limits {
+            max_binding: 1 << 30,
+            offset_align: 256,
+            max_groups: 8,
+        };
+        let d = split(&contiguous(1000, 4, Layout::Strided), &lim).unwrap();
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].groups, (8, 2));
+    }
+
+    #[test]
+    fn an_element_wider_than_the_limit_is_an_error() {
+        let lim = Limits {
+            max_binding: 4,
+            offset_align: 256,
+            max_groups: 65535,
+        };
+        let mut l = contiguous(2, 8, Layout::Strided);
+        l.offset = [256; SLOTS];
+        assert!(split(&l, &lim).is_err());
+    }
+}

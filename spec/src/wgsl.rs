@@ -1,0 +1,458 @@
+//! WGSL for the GPU kernels: the per-class helper functions (where the semantics of shifts, bool and
+//! bit counts live on the GPU) and the shader templates per layout. The macro generates only
+//! `tb_eval` from an op's lowered `compute` expression and calls [`shader`] to wrap it, so every GPU
+//! kernel and the CPU kernel come from the same expression.
+//!
+//! WGSL has no 8-, 16- or 64-bit integers and `bool` cannot live in a storage buffer, so elements of
+//! 8 and 16 bits are lanes of `u32` words, 64-bit elements are `vec2<u32>` (low, high), and floats are
+//! moved as bits, never through float arithmetic.
+
+use crate::DataType;
+use std::fmt::Write;
+
+/// How a kernel sees an element: its width, and signedness where the expression depends on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WordClass {
+    /// 8-bit, unsigned shifts.
+    U8,
+    /// 8-bit, signed shifts.
+    I8,
+    /// 16-bit, unsigned shifts.
+    U16,
+    /// 16-bit, signed shifts.
+    I16,
+    /// 32-bit, unsigned shifts.
+    U32,
+    /// 32-bit, signed shifts.
+    I32,
+    /// 64-bit (`vec2<u32>`), unsigned shifts.
+    U64,
+    /// 64-bit (`vec2<u32>`), signed shifts.
+    I64,
+    /// One byte read as 0 or 1.
+    Bool,
+    /// Whole `vec4<u32>` words, for width-agnostic expressions (`&`, `|`, `^`, `!` without literals).
+    Word,
+    /// Whole `vec4<u32>` words of bools: each byte read as 0 or 1.
+    BoolWord,
+}
+
+/// The three kernel layouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Contiguous, same shape, 16-byte aligned: one `vec4<u32>` per invocation.
+    Words,
+    /// Contiguous, same shape: one output word per invocation.
+    Contiguous,
+    /// Any strides and broadcasting: one element per invocation.
+    Strided,
+}
+
+impl Layout {
+    /// All layouts.
+    pub const ALL: [Layout; 3] = [Layout::Words, Layout::Contiguous, Layout::Strided];
+}
+
+impl WordClass {
+    /// The class of element type `dt`; `signed` is whether the expression's result depends on
+    /// signedness (it shifts).
+    pub fn of(dt: DataType, signed: bool) -> WordClass {
+        let s = signed && dt.is_signed();
+        match (dt.bits(), dt) {
+            (_, DataType::Bool) => WordClass::Bool,
+            (8, _) if s => WordClass::I8,
+            (8, _) => WordClass::U8,
+            (16, _) if s => WordClass::I16,
+            (16, _) => WordClass::U16,
+            (32, _) if s => WordClass::I32,
+            (32, _) => WordClass::U32,
+            (_, _) if s => WordClass::I64,
+            _ => WordClass::U64,
+        }
+    }
+
+    /// Bits per element (32 for the word classes).
+    pub fn width(self) -> u32 {
+        match self {
+            WordClass::U8 | WordClass::I8 | WordClass::Bool => 8,
+            WordClass::U16 | WordClass::I16 => 16,
+            WordClass::U32 | WordClass::I32 | WordClass::Word | WordClass::BoolWord => 32,
+            WordClass::U64 | WordClass::I64 => 64,
+        }
+    }
+
+    fn signed(self) -> bool {
+        matches!(
+            self,
+            WordClass::I8 | WordClass::I16 | WordClass::I32 | WordClass::I64
+        )
+    }
+
+    /// The WGSL type holding one value.
+    pub fn value_type(self) -> &'static str {
+        match self {
+            WordClass::U64 | WordClass::I64 => "vec2<u32>",
+            WordClass::Word | WordClass::BoolWord => "vec4<u32>",
+            _ => "u32",
+        }
+    }
+
+    /// A literal of this class (the macro checked that it fits the width).
+    pub fn literal(self, v: u64) -> String {
+        match self {
+            WordClass::U64 | WordClass::I64 => {
+                format!("vec2<u32>({}u, {}u)", v as u32, (v >> 32) as u32)
+            }
+            _ => format!("{}u", v & (u64::MAX >> (64 - self.width()))),
+        }
+    }
+
+    /// The helper functions `tb_load`, `tb_not`, `tb_and`, `tb_or`, `tb_xor`, `tb_shl`, `tb_shr`,
+    /// `tb_wshl`, `tb_wshr`, `tb_popcount` for this class.
+    pub fn helpers(self) -> String {
+        let t = self.value_type();
+        let mut s = format!(
+            "fn tb_and(a: {t}, b: {t}) -> {t} {{ return a & b; }}\n\
+             fn tb_or(a: {t}, b: {t}) -> {t} {{ return a | b; }}\n\
+             fn tb_xor(a: {t}, b: {t}) -> {t} {{ return a ^ b; }}\n"
+        );
+        match self {
+            WordClass::Word => s.push_str(
+                "fn tb_load(x: vec4<u32>) -> vec4<u32> { return x; }\n\
+                 fn tb_not(x: vec4<u32>) -> vec4<u32> { return ~x; }\n",
+            ),
+            WordClass::BoolWord => s.push_str(
+                "// Each byte of each word becomes 0 or 1.\n\
+                 fn tb_load(x: vec4<u32>) -> vec4<u32> {\n\
+                 \x20   let z = vec4<u32>(0u);\n\
+                 \x20   return select(z, vec4<u32>(1u), (x & vec4<u32>(0xffu)) != z)\n\
+                 \x20       | select(z, vec4<u32>(0x100u), (x & vec4<u32>(0xff00u)) != z)\n\
+                 \x20       | select(z, vec4<u32>(0x10000u), (x & vec4<u32>(0xff0000u)) != z)\n\
+                 \x20       | select(z, vec4<u32>(0x1000000u), (x & vec4<u32>(0xff000000u)) != z);\n\
+                 }\n\
+                 fn tb_not(x: vec4<u32>) -> vec4<u32> { return x ^ vec4<u32>(0x01010101u); }\n",
+            ),
+            WordClass::Bool => s.push_str(
+                "fn tb_load(x: u32) -> u32 { return select(0u, 1u, x != 0u); }\n\
+                 fn tb_not(x: u32) -> u32 { return x ^ 1u; }\n",
+            ),
+            WordClass::U64 | WordClass::I64 => s.push_str(&wide_helpers(self.signed())),
+            _ => s.push_str(&narrow_helpers(self.width(), self.signed())),
+        }
+        s
+    }
+}
+
+fn narrow_helpers(w: u32, signed: bool) -> String {
+    let mask = if w == 32 { u32::MAX } else { (1u32 << w) - 1 };
+    let mut s = format!(
+        "const TB_W: u32 = {w}u;\n\
+         const TB_M: u32 = {mask}u;\n\
+         fn tb_load(x: u32) -> u32 {{ return x; }}\n\
+         fn tb_not(x: u32) -> u32 {{ return ~x & TB_M; }}\n\
+         fn tb_popcount(x: u32) -> u32 {{ return countOneBits(x & TB_M); }}\n\
+         // Sign-extends a TB_W-bit pattern.\n\
+         fn tb_sext(x: u32) -> i32 {{ return bitcast<i32>(x << (32u - TB_W)) >> (32u - TB_W); }}\n\
+         fn tb_wshl(x: u32, c: u32) -> u32 {{ return (x << (c & (TB_W - 1u))) & TB_M; }}\n"
+    );
+    // Counts are read with the element's signedness, so a negative count becomes a huge unsigned one
+    // and one comparison with the width catches both out-of-range cases. WGSL would take the count
+    // modulo 32 and SPIR-V leaves it undefined, so the shift itself only ever sees in-range counts.
+    if signed {
+        s.push_str(
+            "fn tb_count(c: u32) -> u32 { return bitcast<u32>(tb_sext(c)); }\n\
+             fn tb_shl(x: u32, c: u32) -> u32 { let n = tb_count(c); return select(0u, (x << (n & 31u)) & TB_M, n < TB_W); }\n\
+             fn tb_shr(x: u32, c: u32) -> u32 { let n = tb_count(c); return bitcast<u32>(tb_sext(x) >> min(n, TB_W - 1u)) & TB_M; }\n\
+             fn tb_wshr(x: u32, c: u32) -> u32 { return bitcast<u32>(tb_sext(x) >> (c & (TB_W - 1u))) & TB_M; }\n",
+        );
+    } else {
+        s.push_str(
+            "fn tb_shl(x: u32, c: u32) -> u32 { return select(0u, (x << (c & 31u)) & TB_M, c < TB_W); }\n\
+             fn tb_shr(x: u32, c: u32) -> u32 { return select(0u, x >> (c & 31u), c < TB_W); }\n\
+             fn tb_wshr(x: u32, c: u32) -> u32 { return x >> (c & (TB_W - 1u)); }\n",
+        );
+    }
+    s
+}
+
+fn wide_helpers(signed: bool) -> String {
+    let mut s = String::from(
+        "fn tb_load(x: vec2<u32>) -> vec2<u32> { return x; }\n\
+         fn tb_not(x: vec2<u32>) -> vec2<u32> { return ~x; }\n\
+         fn tb_popcount(x: vec2<u32>) -> u32 { return countOneBits(x.x) + countOneBits(x.y); }\n\
+         // 64-bit shift left by 0 <= n < 64 on (low, high).\n\
+         fn tb_shl_n(x: vec2<u32>, n: u32) -> vec2<u32> {\n\
+         \x20   if (n == 0u) { return x; }\n\
+         \x20   if (n < 32u) { return vec2<u32>(x.x << n, (x.y << n) | (x.x >> (32u - n))); }\n\
+         \x20   return vec2<u32>(0u, x.x << (n - 32u));\n\
+         }\n\
+         // A count is in range when its high word is 0 and its low word below 64; a negative count has\n\
+         // a high word of all ones.\n\
+         fn tb_in_range(c: vec2<u32>) -> bool { return c.y == 0u && c.x < 64u; }\n\
+         fn tb_shl(x: vec2<u32>, c: vec2<u32>) -> vec2<u32> {\n\
+         \x20   if (!tb_in_range(c)) { return vec2<u32>(0u); }\n\
+         \x20   return tb_shl_n(x, c.x);\n\
+         }\n\
+         fn tb_wshl(x: vec2<u32>, c: vec2<u32>) -> vec2<u32> { return tb_shl_n(x, c.x & 63u); }\n\
+         fn tb_wshr(x: vec2<u32>, c: vec2<u32>) -> vec2<u32> { return tb_shr_n(x, c.x & 63u); }\n",
+    );
+    if signed {
+        s.push_str(
+            "fn tb_shr_n(x: vec2<u32>, n: u32) -> vec2<u32> {\n\
+             \x20   let h = bitcast<i32>(x.y);\n\
+             \x20   if (n == 0u) { return x; }\n\
+             \x20   if (n < 32u) { return vec2<u32>((x.x >> n) | (x.y << (32u - n)), bitcast<u32>(h >> n)); }\n\
+             \x20   return vec2<u32>(bitcast<u32>(h >> (n - 32u)), bitcast<u32>(h >> 31u));\n\
+             }\n\
+             fn tb_shr(x: vec2<u32>, c: vec2<u32>) -> vec2<u32> {\n\
+             \x20   if (!tb_in_range(c)) { let s = bitcast<u32>(bitcast<i32>(x.y) >> 31u); return vec2<u32>(s, s); }\n\
+             \x20   return tb_shr_n(x, c.x);\n\
+             }\n",
+        );
+    } else {
+        s.push_str(
+            "fn tb_shr_n(x: vec2<u32>, n: u32) -> vec2<u32> {\n\
+             \x20   if (n == 0u) { return x; }\n\
+             \x20   if (n < 32u) { return vec2<u32>((x.x >> n) | (x.y << (32u - n)), x.y >> n); }\n\
+             \x20   return vec2<u32>(x.y >> (n - 32u), 0u);\n\
+             }\n\
+             fn tb_shr(x: vec2<u32>, c: vec2<u32>) -> vec2<u32> {\n\
+             \x20   if (!tb_in_range(c)) { return vec2<u32>(0u); }\n\
+             \x20   return tb_shr_n(x, c.x);\n\
+             }\n",
+        );
+    }
+    s
+}
+
+/// The uniform block every kernel reads: `count` invocations do work; `rank` and `sizes` give the
+/// iteration space; `elements` is the element count for the word-per-invocation layout. Tensor slot
+/// `t` is input `t`, and slot 8 the output.
+/// `base` is each tensor's first element within its binding, in units of the layout (elements, or
+/// `vec4<u32>` for [`Layout::Words`]); strides are in elements.
+pub const PARAMS_WGSL: &str = "struct Params {
+    count: u32,
+    rank: u32,
+    elements: u32,
+    pad: u32,
+    sizes: array<vec4<u32>, 2>,
+    base: array<vec4<u32>, 3>,
+    strides: array<vec4<u32>, 18>,
+}
+@group(0) @binding(0) var<uniform> params: Params;
+fn tb_size(d: u32) -> u32 { return params.sizes[d >> 2u][d & 3u]; }
+fn tb_base(t: u32) -> u32 { return params.base[t >> 2u][t & 3u]; }
+fn tb_stride(t: u32, d: u32) -> u32 { return params.strides[t * 2u + (d >> 2u)][d & 3u]; }
+";
+
+/// Size in bytes of the uniform block (`Params`).
+pub const PARAMS_BYTES: usize = 16 + 32 + 48 + 18 * 16;
+
+/// The output slot in `base`/`strides`.
+pub const OUTPUT_SLOT: usize = 8;
+
+/// Invocations per workgroup.
+pub const WORKGROUP_SIZE: u32 = 64;
+
+/// What a kernel computes: the input class, the output width in bits, and whether the result is a
+/// bit count (a `u32` from `tb_eval`) rather than a value of the input class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelKind {
+    /// Class of the inputs.
+    pub class: WordClass,
+    /// Bits per output element.
+    pub out_bits: u32,
+    /// Whether `tb_eval` returns a count.
+    pub count: bool,
+}
+
+fn read_fn(k: usize, bits: u32) -> String {
+    let body = match bits {
+        8 => format!("return (in{k}[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;"),
+        16 => format!("return (in{k}[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu;"),
+        32 => format!("return in{k}[i];"),
+        _ => format!("return vec2<u32>(in{k}[2u * i], in{k}[2u * i + 1u]);"),
+    };
+    let t = if bits == 64 { "vec2<u32>" } else { "u32" };
+    format!("fn tb_read{k}(i: u32) -> {t} {{ {body} }}\n")
+}
+
+/// Converts what `tb_eval` returns to the output's value type (a count is widened or kept).
+fn out_value(kind: KernelKind, v: &str) -> String {
+    if kind.count && kind.out_bits == 64 {
+        format!("vec2<u32>({v}, 0u)")
+    } else {
+        v.to_owned()
+    }
+}
+
+/// The complete shader for one op, kernel kind and layout. `eval` is the WGSL of `tb_eval`, taking
+/// `x0..x{arity-1}` of the class's value type.
+pub fn shader(layout: Layout, kind: KernelKind, arity: usize, eval: &str) -> String {
+    let mut s = String::from(
+        "// Generated by #[bitwise_op]; see tensorbits-spec's wgsl.rs for the template.\n",
+    );
+    s.push_str(PARAMS_WGSL);
+    let class = if layout == Layout::Words {
+        if kind.class == WordClass::Bool {
+            WordClass::BoolWord
+        } else {
+            WordClass::Word
+        }
+    } else {
+        kind.class
+    };
+    s.push_str(&class.helpers());
+    s.push_str(eval);
+    s.push('\n');
+    let in_bits = class.width();
+    let word_array = if layout == Layout::Words {
+        "array<vec4<u32>>"
+    } else {
+        "array<u32>"
+    };
+    for k in 0..arity {
+        let _ = writeln!(
+            s,
+            "@group(0) @binding({}) var<storage, read> in{k}: {word_array};",
+            k + 1
+        );
+    }
+    let narrow_out = kind.out_bits < 32 && layout != Layout::Words;
+    let out_array = if narrow_out {
+        "array<atomic<u32>>"
+    } else {
+        word_array
+    };
+    let _ = writeln!(
+        s,
+        "@group(0) @binding({}) var<storage, read_write> out: {out_array};",
+        arity + 1
+    );
+    let args = |idx: &dyn Fn(usize) -> String| -> String {
+        (0..arity).map(idx).collect::<Vec<_>>().join(", ")
+    };
+    let header = "@compute @workgroup_size(64)\n\
+                  fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {\n\
+                  \x20   let e = gid.x + gid.y * nwg.x * 64u;\n\
+                  \x20   if (e >= params.count) { return; }\n";
+    match layout {
+        Layout::Words => {
+            s.push_str(header);
+            let a = args(&|k| format!("in{k}[tb_base({k}u) + e]"));
+            let _ = writeln!(s, "    out[tb_base(8u) + e] = tb_eval({a});\n}}");
+        }
+        Layout::Contiguous | Layout::Strided => {
+            for k in 0..arity {
+                s.push_str(&read_fn(k, in_bits));
+            }
+            s.push_str(&write_fns(kind.out_bits));
+            s.push_str(header);
+            if layout == Layout::Strided || !narrow_out {
+                // One element per invocation; strided walks the dimensions from the innermost out.
+                if layout == Layout::Strided {
+                    s.push_str("    var rem = e;\n    var o = tb_base(8u);\n");
+                    for k in 0..arity {
+                        let _ = writeln!(s, "    var i{k} = tb_base({k}u);");
+                    }
+                    s.push_str(
+                        "    for (var d = params.rank; d > 0u; d = d - 1u) {\n\
+                         \x20       let n = tb_size(d - 1u);\n\
+                         \x20       let idx = rem % n;\n\
+                         \x20       rem = rem / n;\n\
+                         \x20       o = o + idx * tb_stride(8u, d - 1u);\n",
+                    );
+                    for k in 0..arity {
+                        let _ = writeln!(s, "        i{k} = i{k} + idx * tb_stride({k}u, d - 1u);");
+                    }
+                    s.push_str("    }\n");
+                } else {
+                    s.push_str("    let o = tb_base(8u) + e;\n");
+                    for k in 0..arity {
+                        let _ = writeln!(s, "    let i{k} = tb_base({k}u) + e;");
+                    }
+                }
+                let a = args(&|k| format!("tb_read{k}(i{k})"));
+                let v = out_value(kind, &format!("tb_eval({a})"));
+                let _ = writeln!(s, "    tb_write(o, {v});\n}}");
+            } else {
+                // One output word per invocation: every lane of the word that belongs to the output
+                // is computed here, so whole words are stored without read-modify-write; only a word
+                // shared with bytes outside the output is merged under a mask.
+                let lanes = 32 / kind.out_bits;
+                let lane_mask = if kind.out_bits == 8 {
+                    "0xffu"
+                } else {
+                    "0xffffu"
+                };
+                let _ = write!(
+                    s,
+                    "    let ob = tb_base(8u);\n\
+                     \x20   let w = ob / {lanes}u + e;\n\
+                     \x20   var word = 0u;\n\
+                     \x20   var mask = 0u;\n\
+                     \x20   for (var l = 0u; l < {lanes}u; l = l + 1u) {{\n\
+                     \x20       let el = w * {lanes}u + l;\n\
+                     \x20       if (el < ob || el - ob >= params.elements) {{ continue; }}\n\
+                     \x20       let j = el - ob;\n"
+                );
+                let a = args(&|k| format!("tb_read{k}(tb_base({k}u) + j)"));
+                let _ = write!(
+                    s,
+                    "        let v = tb_eval({a});\n\
+                     \x20       word = word | ((v & {lane_mask}) << (l * {bits}u));\n\
+                     \x20       mask = mask | ({lane_mask} << (l * {bits}u));\n\
+                     \x20   }}\n\
+                     \x20   tb_write_word(w, word, mask);\n\
+                     }}\n",
+                    bits = kind.out_bits
+                );
+            }
+        }
+    }
+    s
+}
+
+fn write_fns(bits: u32) -> String {
+    match bits {
+        32 => "fn tb_write(i: u32, v: u32) { out[i] = v; }\n".to_owned(),
+        64 => "fn tb_write(i: u32, v: vec2<u32>) { out[2u * i] = v.x; out[2u * i + 1u] = v.y; }\n"
+            .to_owned(),
+        _ => {
+            let (lanes, m) = if bits == 8 {
+                (4, "0xffu")
+            } else {
+                (2, "0xffffu")
+            };
+            // Neighbouring elements of one word belong to other invocations or lie outside the output:
+            // clear and set only this element's bits, atomically. The two operations touch disjoint
+            // bits of every other owner, so their order across invocations does not matter.
+            format!(
+                "fn tb_write(i: u32, v: u32) {{\n\
+                 \x20   let sh = (i % {lanes}u) * {bits}u;\n\
+                 \x20   atomicAnd(&out[i / {lanes}u], ~({m} << sh));\n\
+                 \x20   atomicOr(&out[i / {lanes}u], (v & {m}) << sh);\n\
+                 }}\n\
+                 fn tb_write_word(w: u32, v: u32, m: u32) {{\n\
+                 \x20   if (m == 0xffffffffu) {{ atomicStore(&out[w], v); return; }}\n\
+                 \x20   if (m == 0u) {{ return; }}\n\
+                 \x20   atomicAnd(&out[w], ~m);\n\
+                 \x20   atomicOr(&out[w], v & m);\n\
+                 }}\n"
+            )
+        }
+    }
+}
+
+/// One generated GPU kernel: for inputs of `input`, output of `output`, in `layout`.
+#[derive(Clone, Copy, Debug)]
+pub struct GpuKernel {
+    /// Input data type.
+    pub input: DataType,
+    /// Output data type.
+    pub output: DataType,
+    /// Layout.
+    pub layout: Layout,
+    /// The WGSL source.
+    pub source: &'static str,
+}

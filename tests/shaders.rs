@@ -1,0 +1,103 @@
+//! Every generated WGSL kernel parses and validates with naga, for every op, type and layout, on any
+//! machine, GPU or not. A shader that fails here cannot land.
+
+use tensorbits::__private::Layout;
+use tensorbits::{Op, OpInfo, bitwise_op};
+
+#[bitwise_op(
+    name = "BIT_SELECT",
+    inputs = [a, b, mask],
+    compute = (a & mask) | (b & !mask),
+    broadcast = [numpy],
+    in_place = [a],
+    support(EXT = [u8, u16, u32, u64, i8, i16, i32, i64, f16, f32, f64, bool]),
+)]
+struct BitSelect;
+
+#[bitwise_op(
+    inputs = [a, b],
+    compute = ((a.wrapping_shl(b) ^ !a) | (b >> 1)).wrapping_shr(3),
+    broadcast = [numpy],
+    support(EXT = [u8, u16, u32, u64, i8, i16, i32, i64]),
+)]
+struct Mixed;
+
+#[bitwise_op(
+    inputs = [a, b],
+    compute = (a ^ b).count_ones(),
+    broadcast = [numpy],
+    output = [u8, u16, u32, u64, i8, i64],
+    support(EXT = [u8, u16, u32, u64, i8, i16, i32, i64, f16, f32, f64]),
+)]
+struct Hamming;
+
+fn all_ops() -> Vec<&'static OpInfo> {
+    let mut v = tensorbits::ops::ALL.to_vec();
+    v.extend([
+        <BitSelect as Op>::INFO,
+        <Mixed as Op>::INFO,
+        <Hamming as Op>::INFO,
+    ]);
+    v
+}
+
+#[test]
+fn every_shader_validates_with_naga() {
+    let mut checked = 0;
+    for op in all_ops() {
+        for k in op.gpu {
+            let module = naga::front::wgsl::parse_str(k.source).unwrap_or_else(|e| {
+                panic!(
+                    "{} {:?}->{:?} {:?}: {}\n{}",
+                    op.name,
+                    k.input,
+                    k.output,
+                    k.layout,
+                    e.emit_to_string(k.source),
+                    k.source
+                )
+            });
+            let mut v = naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::empty(),
+            );
+            v.validate(&module).unwrap_or_else(|e| {
+                panic!(
+                    "{} {:?}->{:?} {:?}: {}\n{}",
+                    op.name,
+                    k.input,
+                    k.output,
+                    k.layout,
+                    e.emit_to_string(k.source),
+                    k.source
+                )
+            });
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} shaders");
+}
+
+#[test]
+fn every_type_has_a_contiguous_and_a_strided_kernel() {
+    for op in all_ops() {
+        for &t in op.all_types() {
+            for o in op.output.map_or(vec![t], |o| o.to_vec()) {
+                for layout in [Layout::Contiguous, Layout::Strided] {
+                    assert!(
+                        op.gpu
+                            .iter()
+                            .any(|k| k.input == t && k.output == o && k.layout == layout),
+                        "{}: no {layout:?} kernel for {t} -> {o}",
+                        op.name
+                    );
+                }
+            }
+        }
+    }
+    // Width-agnostic ops also get the vec4 word kernel; shifts and counts do not.
+    let xor = <tensorbits::ops::BitXor as Op>::INFO;
+    assert!(xor.gpu.iter().any(|k| k.layout == Layout::Words));
+    let shl = <tensorbits::ops::BitShiftLeft as Op>::INFO;
+    assert!(!shl.gpu.iter().any(|k| k.layout == Layout::Words));
+}
