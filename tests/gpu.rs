@@ -491,3 +491,17 @@ fn gpu_errors_are_values() {
     )
     .unwrap();
 }
+
+#[test]
+fn capabilities_follow_the_table_and_the_word_width() {
+    let Some(g) = gpu() else { return };
+    let xor = <BitXor as Op>::INFO;
+    let caps = g.capabilities(xor, FeatureLevel::FL_3_0);
+    let types: Vec<DataType> = caps.iter().map(|c| c.0).collect();
+    assert_eq!(types, xor.types_at(FeatureLevel::FL_3_0));
+    for (t, s) in g.capabilities(xor, FeatureLevel::EXT) {
+        let native = s == tensorbits::Support::Native;
+        assert_eq!(native, t.bits() == 32, "{t}");
+    }
+    assert!(g.capabilities(xor, FeatureLevel::FL_2_1).is_empty());
+}

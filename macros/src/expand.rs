@@ -329,6 +329,10 @@ fn methods(m: &Model, ident: &Ident) -> TokenStream {
          Upload with [`GpuExecutor::upload`](::tensorbits::GpuExecutor::upload), read back with \
          [`GpuExecutor::download`](::tensorbits::GpuExecutor::download).{out_note}"
     );
+    let on_doc = format!(
+        "Runs `{ident}` on host tensors on `device` (the CPU, or a GPU with upload and read-back) at the level \
+         and broadcast mode of `options`, into a new tensor.{out_note}"
+    );
     let in_place = m.in_place.iter().map(|&k| {
         let target = &inputs[k];
         let fname = format_ident!("run_in_place_{}", target);
@@ -399,6 +403,19 @@ fn methods(m: &Model, ident: &Ident) -> TokenStream {
                 ::tensorbits::__private::run_into::<T, #out_ty, #n>(
                     #info, &options.call(), [#(#args),*], ::core::convert::Into::into(out),
                 )
+            }
+
+            #[doc = #on_doc]
+            pub fn run_on<'x, L: ::tensorbits::Level, T #out_generic>(
+                device: &::tensorbits::Device<'_>,
+                options: &::tensorbits::Options<L>,
+                #(#params),*
+            ) -> #result<::tensorbits::Tensor<#out_ty>, #err>
+            where
+                T: #tr<L>,
+                #out_bound
+            {
+                ::tensorbits::__private::run_on::<T, #out_ty, #n>(device, #info, &options.call(), [#(#args),*])
             }
 
             #[doc = #gpu_doc]

@@ -21,7 +21,7 @@ pub use dims::Dims;
 pub use dynamic::{Input, Region, execute, execute_in_buffer};
 pub use element::Element;
 pub use error::{Error, Result, ShapeText};
-pub use gpu::{GpuExecutor, GpuInput, GpuOptions, GpuRegion, GpuTensor, Support};
+pub use gpu::{Device, GpuExecutor, GpuInput, GpuOptions, GpuRegion, GpuTensor, Support};
 pub use level::{Level, levels};
 pub use op::{Call, CpuKernel, Op, OpInfo, Plan, validate, validate_new_output};
 pub use tensor::{Tensor, TensorView, TensorViewMut};
@@ -40,6 +40,7 @@ pub use wgpu;
 pub mod __private {
     pub use crate::cpu::{Src, run};
     pub use crate::element::{Bool8, CountOutput, IntWord, Word};
+    pub use crate::gpu::run_on;
     pub use crate::typed::{run_in_place, run_into, run_new};
     pub use tensorbits_spec::wgsl::{GpuKernel, Layout};
 }

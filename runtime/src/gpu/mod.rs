@@ -5,7 +5,7 @@
 mod chunk;
 mod tensor;
 
-pub use tensor::GpuTensor;
+pub use tensor::{Device, GpuTensor, run_on};
 
 use crate::error::{Error, Result};
 use crate::op::Plan;
@@ -96,7 +96,9 @@ impl GpuExecutor {
 
     /// Creates a device with some limits lowered.
     pub async fn with_options(options: GpuOptions) -> Result<Self> {
-        let instance = wgpu::Instance::default();
+        // WGPU_BACKEND and the other WGPU_* variables choose backends and adapters, as in every wgpu program.
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions {
                 power_preference: wgpu::PowerPreference::HighPerformance,

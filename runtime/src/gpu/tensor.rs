@@ -156,3 +156,41 @@ impl GpuExecutor {
         Ok(out)
     }
 }
+
+/// Where a typed call runs.
+#[derive(Clone, Copy, Debug)]
+pub enum Device<'a> {
+    /// The CPU executor.
+    Cpu,
+    /// A GPU executor.
+    Gpu(&'a GpuExecutor),
+}
+
+impl Device<'_> {
+    /// `CPU`, or the GPU's adapter and backend.
+    pub fn describe(&self) -> String {
+        match self {
+            Device::Cpu => "CPU".to_owned(),
+            Device::Gpu(g) => format!("GPU: {}", g.describe()),
+        }
+    }
+}
+
+/// Runs `op` on host tensors on `device`: on a GPU, the inputs are uploaded (packed) and the result
+/// read back. What generated `run_on` methods call.
+pub fn run_on<T: Element, O: Element, const N: usize>(
+    device: &Device<'_>,
+    op: &'static OpInfo,
+    call: &Call,
+    inputs: [TensorView<'_, T>; N],
+) -> Result<Tensor<O>> {
+    match device {
+        Device::Cpu => crate::typed::run_new(op, call, inputs),
+        Device::Gpu(g) => {
+            let up: Vec<GpuTensor<T>> =
+                inputs.iter().map(|v| g.upload(*v)).collect::<Result<_>>()?;
+            let refs: [&GpuTensor<T>; N] = std::array::from_fn(|k| &up[k]);
+            g.download(&g.run_new::<T, O, N>(op, call, refs)?)
+        }
+    }
+}
