@@ -79,7 +79,8 @@ fn type_list(ts: &[DataType]) -> String {
 fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
     let ident = &s.ident;
     let vis = &s.vis;
-    let summary = s
+    // The summary is the doc comment's first paragraph, on one line.
+    let lines: Vec<String> = s
         .attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))
@@ -93,8 +94,14 @@ fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
             },
             _ => None,
         })
-        .find(|l| !l.is_empty())
-        .unwrap_or_default();
+        .collect();
+    let summary = lines
+        .iter()
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty())
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
     let doc = docs::render(m, &ident.to_string());
     let info = info(m, ident, &summary);
     let kernel = kernel(m);

@@ -1,0 +1,212 @@
+//! `tensorbits bench`: throughput of one op on one shape, type and device, and its ratio to a plain
+//! copy of the same number of bytes on the same device, measured in the same run.
+
+use crate::Fail;
+use clap::Args;
+use std::time::{Duration, Instant};
+use tensorbits::wgpu;
+use tensorbits::{Call, DataType, GpuExecutor, GpuInput, GpuRegion, Input, TensorDesc};
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// The op, in any spelling (see `tensorbits run --help`).
+    pub op: String,
+    /// Element type of the inputs.
+    #[arg(long)]
+    pub dtype: String,
+    /// Shape of the first input (and of the others unless --shape-b), e.g. 4096,4096.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub shape: Vec<usize>,
+    /// Shape of the second and later inputs (broadcast numpy-style onto the first).
+    #[arg(long, value_delimiter = ',')]
+    pub shape_b: Option<Vec<usize>>,
+    /// Where to run.
+    #[arg(long, value_enum, default_value = "cpu")]
+    pub device: BenchDevice,
+    /// Timed repetitions (the median is reported).
+    #[arg(long, default_value_t = 9)]
+    pub runs: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchDevice {
+    /// The CPU executor.
+    Cpu,
+    /// The default GPU adapter.
+    Gpu,
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn fill(len: usize) -> Vec<u8> {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Small values keep shift counts in range half of the time.
+            (x >> 56) as u8 & if x & 1 == 0 { 0x07 } else { 0xff }
+        })
+        .collect()
+}
+
+pub fn bench(a: BenchArgs) -> Result<(), Fail> {
+    let op = crate::run::resolve(&a.op, None)?;
+    let dt = DataType::from_name(&a.dtype)
+        .ok_or_else(|| Fail::input(format!("unknown data type '{}'", a.dtype)))?;
+    if a.runs == 0 {
+        return Err(Fail::input("--runs must be at least 1"));
+    }
+    let first = TensorDesc::new(dt, &a.shape)?;
+    let other = TensorDesc::new(dt, a.shape_b.as_deref().unwrap_or(&a.shape))?;
+    let descs: Vec<TensorDesc> = (0..op.arity())
+        .map(|k| if k == 0 { first } else { other })
+        .collect();
+    let refs: Vec<&TensorDesc> = descs.iter().collect();
+    let call = Call {
+        level: tensorbits::FeatureLevel::EXT,
+        broadcast: (op.arity() > 1).then_some(tensorbits::Broadcast::Numpy),
+    };
+    let out_dt = op.default_output(dt);
+    let plan = tensorbits::validate_new_output(op, &call, &refs, out_dt)?;
+    let out_desc = TensorDesc::new(out_dt, plan.output_shape())?;
+    let datas: Vec<Vec<u8>> = descs.iter().map(|d| fill(d.total_bytes())).collect();
+    let moved: usize = descs
+        .iter()
+        .map(|d| d.element_count().unwrap_or(0) * dt.size())
+        .sum::<usize>()
+        + plan.element_count() * out_dt.size();
+    let (op_t, copy_t, device) = match a.device {
+        BenchDevice::Cpu => {
+            let mut out = vec![0u8; out_desc.total_bytes()];
+            let inputs: Vec<Input<'_>> = descs
+                .iter()
+                .zip(&datas)
+                .map(|(d, b)| Input::Bytes(d, b))
+                .collect();
+            // The copy moves the same bytes: half read, half written.
+            let src = fill(moved / 2);
+            let mut dst = vec![0u8; moved / 2];
+            let mut op_times = Vec::new();
+            let mut copy_times = Vec::new();
+            tensorbits::execute(op, &call, &inputs, &out_desc, &mut out)?; // warm-up
+            for _ in 0..a.runs {
+                let t = Instant::now();
+                tensorbits::execute(op, &call, &inputs, &out_desc, &mut out)?;
+                op_times.push(t.elapsed());
+                let t = Instant::now();
+                dst.copy_from_slice(&src);
+                std::hint::black_box(&mut dst);
+                copy_times.push(t.elapsed());
+            }
+            (median(op_times), median(copy_times), "CPU".to_owned())
+        }
+        BenchDevice::Gpu => gpu_bench(&a, op, &call, &descs, &datas, &out_desc, moved)?,
+    };
+    let gbs = |t: Duration| moved as f64 / t.as_secs_f64() / 1e9;
+    say!(
+        "{} {} {:?}{} on {device}: {:.2} GB/s (median of {} runs, {:.3} ms; {} bytes read+written)",
+        op.name,
+        dt,
+        a.shape,
+        a.shape_b
+            .as_ref()
+            .map(|s| format!(" with {s:?}"))
+            .unwrap_or_default(),
+        gbs(op_t),
+        a.runs,
+        op_t.as_secs_f64() * 1e3,
+        moved
+    );
+    say!(
+        "copy of the same bytes: {:.2} GB/s ({:.3} ms); ratio op/copy: {:.2}x",
+        gbs(copy_t),
+        copy_t.as_secs_f64() * 1e3,
+        copy_t.as_secs_f64() / op_t.as_secs_f64()
+    );
+    Ok(())
+}
+
+fn gpu_bench(
+    a: &BenchArgs,
+    op: &'static tensorbits::OpInfo,
+    call: &Call,
+    descs: &[TensorDesc],
+    datas: &[Vec<u8>],
+    out_desc: &TensorDesc,
+    moved: usize,
+) -> Result<(Duration, Duration, String), Fail> {
+    let g = GpuExecutor::new_blocking()?;
+    let new = |len: u64| {
+        g.device().create_buffer(&wgpu::BufferDescriptor {
+            label: Some("bench"),
+            size: len.div_ceil(4).max(1) * 4,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        })
+    };
+    let bufs: Vec<wgpu::Buffer> = datas
+        .iter()
+        .map(|d| {
+            let b = new(d.len() as u64);
+            let mut p = d.clone();
+            p.resize(b.size() as usize, 0);
+            g.queue().write_buffer(&b, 0, &p);
+            b
+        })
+        .collect();
+    let out = new(out_desc.total_bytes() as u64);
+    let half = (moved as u64 / 2).div_ceil(4) * 4;
+    let (src, dst) = (new(half), new(half));
+    let inputs: Vec<GpuInput<'_>> = descs
+        .iter()
+        .zip(&bufs)
+        .map(|(d, b)| {
+            GpuInput::Region(GpuRegion {
+                buffer: b,
+                offset: 0,
+                desc: *d,
+            })
+        })
+        .collect();
+    let region = GpuRegion {
+        buffer: &out,
+        offset: 0,
+        desc: *out_desc,
+    };
+    let wait = || {
+        g.device()
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Fail::Device(e.to_string()))
+    };
+    // Wall-clock time from submission to completion, the same way for the op and the copy.
+    let time_op = || -> Result<Duration, Fail> {
+        let t = Instant::now();
+        g.execute(op, call, &inputs, &region, None)?;
+        wait()?;
+        Ok(t.elapsed())
+    };
+    let time_copy = || -> Result<Duration, Fail> {
+        let t = Instant::now();
+        let mut enc = g.device().create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(&src, 0, &dst, 0, half);
+        g.queue().submit([enc.finish()]);
+        wait()?;
+        Ok(t.elapsed())
+    };
+    time_op()?;
+    time_copy()?;
+    let mut ot = Vec::new();
+    let mut ct = Vec::new();
+    for _ in 0..a.runs {
+        ot.push(time_op()?);
+        ct.push(time_copy()?);
+    }
+    Ok((median(ot), median(ct), format!("GPU: {}", g.describe())))
+}
