@@ -1,7 +1,29 @@
 //! Tensor descriptions, following `DML_BUFFER_TENSOR_DESC`, and the rules that make one valid.
 
 use crate::error::{Error, Result, ShapeText};
-use crate::{DataType, Dims, MAX_RANK};
+use crate::{DataType, Dims, MAX_RANK, OpInfo};
+
+/// A tensor's name for error messages, turned into a `String` only when an error is built: the
+/// success path of validation allocates nothing.
+pub(crate) trait Name: Copy {
+    fn name(self) -> String;
+}
+
+impl Name for &str {
+    fn name(self) -> String {
+        self.to_owned()
+    }
+}
+
+/// Input `.1` of op `.0` (DirectML's name: `ATensor`), or `OutputTensor` past the inputs.
+#[derive(Clone, Copy)]
+pub(crate) struct OpTensor<'a>(pub &'a OpInfo, pub usize);
+
+impl Name for OpTensor<'_> {
+    fn name(self) -> String {
+        self.0.tensor_name(self.1)
+    }
+}
 
 /// Describes a tensor in a byte buffer, as `DML_BUFFER_TENSOR_DESC` does: data type, sizes, optional
 /// element strides, the total size in bytes the binding provides, and an optional guaranteed alignment
@@ -128,12 +150,24 @@ impl TensorDesc {
     /// Bytes from the first element to the end of the last one reached: `(dot(sizes-1, strides)+1) *
     /// element size`, or 0 for an empty tensor.
     pub fn extent_bytes(&self, tensor: &str) -> Result<usize> {
+        self.extent_bytes_of(tensor)
+    }
+
+    pub(crate) fn extent_bytes_of(&self, tensor: impl Name) -> Result<usize> {
         let overflow = || Error::SizeOverflow {
-            tensor: tensor.to_owned(),
+            tensor: tensor.name(),
             sizes: ShapeText(self.sizes.to_vec()),
         };
         if self.sizes.contains(&0) {
             return Ok(0);
+        }
+        if self.strides.is_none() {
+            // Packed: the extent is the element count.
+            return self
+                .sizes
+                .product()
+                .and_then(|n| n.checked_mul(self.data_type.size()))
+                .ok_or_else(overflow);
         }
         let strides = match self.strides {
             Some(s) => s,
@@ -153,11 +187,15 @@ impl TensorDesc {
 
     /// The smallest valid `total_bytes`: the extent rounded up to a multiple of 4, as DirectML requires.
     pub fn required_bytes(&self, tensor: &str) -> Result<usize> {
-        let extent = self.extent_bytes(tensor)?;
+        self.required_bytes_of(tensor)
+    }
+
+    pub(crate) fn required_bytes_of(&self, tensor: impl Name) -> Result<usize> {
+        let extent = self.extent_bytes_of(tensor)?;
         extent
             .checked_next_multiple_of(4)
             .ok_or_else(|| Error::SizeOverflow {
-                tensor: tensor.to_owned(),
+                tensor: tensor.name(),
                 sizes: ShapeText(self.sizes.to_vec()),
             })
     }
@@ -165,7 +203,11 @@ impl TensorDesc {
     /// Checks the description on its own: rank, strides, alignment, total size; for an output, also
     /// that no stride is 0 and no two elements share memory.
     pub fn validate(&self, tensor: &str, is_output: bool) -> Result<()> {
-        let name = || tensor.to_owned();
+        self.validate_as(tensor, is_output)
+    }
+
+    pub(crate) fn validate_as(&self, tensor: impl Name, is_output: bool) -> Result<()> {
+        let name = || tensor.name();
         if self.sizes.len() > MAX_RANK {
             return Err(Error::RankTooLarge {
                 tensor: name(),
@@ -185,7 +227,7 @@ impl TensorDesc {
             tensor: name(),
             sizes: ShapeText(self.sizes.to_vec()),
         })?;
-        let required = self.required_bytes(tensor)?;
+        let required = self.required_bytes_of(tensor)?;
         if self.total_bytes < required {
             return Err(Error::TotalBytesTooSmall {
                 tensor: name(),

@@ -12,6 +12,12 @@ pub struct Dims {
 }
 
 impl Dims {
+    /// No entries.
+    pub const EMPTY: Dims = Dims {
+        len: 0,
+        d: [0; MAX_RANK],
+    };
+
     /// From a slice; `None` when it has more than eight entries.
     pub fn new(s: &[usize]) -> Option<Dims> {
         if s.len() > MAX_RANK {

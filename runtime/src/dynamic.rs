@@ -2,6 +2,7 @@
 //! tensor descriptions and byte buffers in native (little-endian) encoding.
 
 use crate::cpu::Src;
+use crate::desc::{Name, OpTensor};
 use crate::error::{Error, Result};
 use crate::{Call, OpInfo, TensorDesc};
 
@@ -36,10 +37,10 @@ pub(crate) fn in_place_error(op: &OpInfo, input: usize) -> Error {
     }
 }
 
-fn check_buffer(desc: &TensorDesc, tensor: &str, len: usize, offset: usize) -> Result<()> {
+fn check_buffer(desc: &TensorDesc, tensor: impl Name, len: usize, offset: usize) -> Result<()> {
     if len < desc.total_bytes() {
         return Err(Error::BufferTooSmall {
-            tensor: tensor.to_owned(),
+            tensor: tensor.name(),
             len,
             required: desc.total_bytes(),
         });
@@ -47,7 +48,7 @@ fn check_buffer(desc: &TensorDesc, tensor: &str, len: usize, offset: usize) -> R
     if let Some(a) = desc.alignment() {
         if !offset.is_multiple_of(a) {
             return Err(Error::MisalignedOffset {
-                tensor: tensor.to_owned(),
+                tensor: tensor.name(),
                 offset,
                 alignment: a,
             });
@@ -84,9 +85,9 @@ pub fn execute(
                 srcs.push(Src::Output);
             }
             Input::Bytes(d, b) => {
-                let name = op.tensor_name(k);
-                check_buffer(d, &name, b.len(), b.as_ptr() as usize)?;
-                srcs.push(Src::Bytes(&b[..d.extent_bytes(&name)?]));
+                let name = OpTensor(op, k);
+                check_buffer(d, name, b.len(), b.as_ptr() as usize)?;
+                srcs.push(Src::Bytes(&b[..d.extent_bytes_of(name)?]));
             }
         }
     }

@@ -12,10 +12,12 @@ mod error;
 mod gpu;
 mod level;
 mod op;
+mod simd;
 mod tensor;
 mod typed;
 
 pub use broadcast::Broadcast;
+pub use cpu::{PARALLEL_BYTES, STREAM_BYTES};
 pub use desc::TensorDesc;
 pub use dims::Dims;
 pub use dynamic::{Input, Region, execute, execute_in_buffer};

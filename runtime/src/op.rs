@@ -2,6 +2,7 @@
 
 use crate::broadcast::{Broadcast, broadcast_shapes, collapse};
 use crate::cpu::Src;
+use crate::desc::{Name, OpTensor};
 use crate::error::{Error, Result, ShapeText};
 use crate::{BroadcastMode, DataType, Dims, FeatureLevel, MAX_INPUTS, SupportTable, TensorDesc};
 
@@ -162,6 +163,17 @@ pub struct Plan {
 }
 
 impl Plan {
+    pub(crate) const EMPTY: Plan = Plan {
+        in_dtype: DataType::U8,
+        out_dtype: DataType::U8,
+        out_shape: Dims::EMPTY,
+        count: 0,
+        broadcast: Broadcast::None,
+        iter: Dims::EMPTY,
+        out_strides: Dims::EMPTY,
+        in_strides: [Dims::EMPTY; MAX_INPUTS],
+    };
+
     /// The input data type.
     pub fn input_type(&self) -> DataType {
         self.in_dtype
@@ -192,7 +204,8 @@ pub fn validate(
     inputs: &[&TensorDesc],
     output: &TensorDesc,
 ) -> Result<Plan> {
-    let plan = plan_inputs(op, call, inputs, output.data_type())?;
+    let mut plan = Plan::EMPTY;
+    plan_inputs(op, call, inputs, output.data_type(), &mut plan)?;
     let name = "OutputTensor";
     output.validate(name, true)?;
     check_rank(op, name, output.rank())?;
@@ -203,7 +216,8 @@ pub fn validate(
             got: ShapeText(output.sizes().to_vec()),
         });
     }
-    finish_plan(plan, inputs, &output.effective_strides())
+    finish_plan(&mut plan, inputs, output.strides().and_then(Dims::new));
+    Ok(plan)
 }
 
 /// Validates the inputs of a call whose output the library allocates (packed, of `out_dtype`).
@@ -213,23 +227,37 @@ pub fn validate_new_output(
     inputs: &[&TensorDesc],
     out_dtype: DataType,
 ) -> Result<Plan> {
-    let plan = plan_inputs(op, call, inputs, out_dtype)?;
-    check_rank(op, "OutputTensor", plan.out_shape.len())?;
-    let strides = plan
-        .out_shape
-        .packed_strides()
-        .ok_or_else(|| Error::SizeOverflow {
-            tensor: "OutputTensor".to_owned(),
-            sizes: ShapeText(plan.out_shape.to_vec()),
-        })?;
-    finish_plan(plan, inputs, &strides)
+    let mut plan = Plan::EMPTY;
+    validate_new_output_into(op, call, inputs, out_dtype, &mut plan)?;
+    Ok(plan)
 }
 
-fn check_rank(op: &OpInfo, tensor: &str, rank: usize) -> Result<()> {
+/// [`validate_new_output`] into a plan the caller holds, so no plan is moved on the hot path.
+pub(crate) fn validate_new_output_into(
+    op: &OpInfo,
+    call: &Call,
+    inputs: &[&TensorDesc],
+    out_dtype: DataType,
+    plan: &mut Plan,
+) -> Result<()> {
+    plan_inputs(op, call, inputs, out_dtype, plan)?;
+    check_rank(op, "OutputTensor", plan.out_shape.len())?;
+    // With no size 0 the element count bounds every stride; otherwise check the strides.
+    if plan.count == 0 && plan.out_shape.packed_strides().is_none() {
+        return Err(Error::SizeOverflow {
+            tensor: "OutputTensor".to_owned(),
+            sizes: ShapeText(plan.out_shape.to_vec()),
+        });
+    }
+    finish_plan(plan, inputs, None);
+    Ok(())
+}
+
+fn check_rank(op: &OpInfo, tensor: impl Name, rank: usize) -> Result<()> {
     if rank < op.min_rank as usize || rank > op.max_rank as usize {
         return Err(Error::RankNotSupported {
             op: op.name,
-            tensor: tensor.to_owned(),
+            tensor: tensor.name(),
             rank,
             min: op.min_rank,
             max: op.max_rank,
@@ -239,26 +267,27 @@ fn check_rank(op: &OpInfo, tensor: &str, rank: usize) -> Result<()> {
 }
 
 /// Input-side checks and the broadcast shape; the iteration space is filled in by `finish_plan`.
-fn plan_inputs(
-    op: &OpInfo,
-    call: &Call,
-    inputs: &[&TensorDesc],
-    out_dtype: DataType,
-) -> Result<Plan> {
-    if inputs.len() != op.arity() || inputs.len() > MAX_INPUTS {
+fn check_arity(op: &OpInfo, n: usize) -> Result<()> {
+    if n != op.arity() || n > MAX_INPUTS {
         return Err(Error::InputCount {
             op: op.name,
             expected: op.arity(),
             names: op.inputs.join(", "),
-            got: inputs.len(),
+            got: n,
         });
     }
-    for (i, d) in inputs.iter().enumerate() {
-        d.validate(&op.tensor_name(i), false)?;
-    }
-    // Data types: the op must exist at the level, the first input's type must be in the table, all
-    // inputs share it, and the output type must be one the op produces from it.
-    let level = call.level;
+    Ok(())
+}
+
+/// The op must exist at the level, the first input's type must be in the table, and the output
+/// type must be one the op produces from it. (That all inputs share the type is checked by the
+/// caller, which knows how the types are given.)
+fn check_types(
+    op: &OpInfo,
+    level: FeatureLevel,
+    dtype: DataType,
+    out_dtype: DataType,
+) -> Result<()> {
     let supported = op.types_at(level);
     if supported.is_empty() {
         return Err(Error::OpNotAvailable {
@@ -267,7 +296,6 @@ fn plan_inputs(
             introduced: op.introduced(),
         });
     }
-    let dtype = inputs[0].data_type();
     if !supported.contains(&dtype) {
         return Err(Error::UnsupportedDataType {
             op: op.name,
@@ -276,17 +304,6 @@ fn plan_inputs(
             level,
             supported: OpInfo::list(supported),
         });
-    }
-    for (i, d) in inputs.iter().enumerate().skip(1) {
-        if d.data_type() != dtype {
-            return Err(Error::DataTypeMismatch {
-                op: op.name,
-                tensor: op.tensor_name(i),
-                dtype: d.data_type(),
-                expected: dtype,
-                first: op.tensor_name(0),
-            });
-        }
     }
     if !op.output_allowed(dtype, out_dtype) {
         return Err(Error::OutputDataType {
@@ -302,11 +319,13 @@ fn plan_inputs(
             },
         });
     }
-    for (i, d) in inputs.iter().enumerate() {
-        check_rank(op, &op.tensor_name(i), d.rank())?;
-    }
+    Ok(())
+}
+
+/// The call's broadcast mode (the op's default when none is given), which the op must accept.
+fn check_broadcast(op: &OpInfo, call: &Call, n: usize) -> Result<Broadcast> {
     let broadcast = call.broadcast.unwrap_or_else(|| op.default_broadcast());
-    if inputs.len() > 1 && !op.broadcast.contains(&broadcast.mode()) {
+    if n > 1 && !op.broadcast.contains(&broadcast.mode()) {
         let accepted: Vec<&str> = op.broadcast.iter().map(|m| m.name()).collect();
         return Err(Error::BroadcastNotSupported {
             op: op.name,
@@ -318,28 +337,123 @@ fn plan_inputs(
             },
         });
     }
-    let out_shape = broadcast_shapes(op, broadcast, inputs)?;
+    Ok(broadcast)
+}
+
+fn plan_inputs(
+    op: &OpInfo,
+    call: &Call,
+    inputs: &[&TensorDesc],
+    out_dtype: DataType,
+    plan: &mut Plan,
+) -> Result<()> {
+    check_arity(op, inputs.len())?;
+    for (i, d) in inputs.iter().enumerate() {
+        d.validate_as(OpTensor(op, i), false)?;
+    }
+    let dtype = inputs[0].data_type();
+    let level = call.level;
+    if op.types_at(level).is_empty() || !op.types_at(level).contains(&dtype) {
+        return check_types(op, level, dtype, out_dtype);
+    }
+    for (i, d) in inputs.iter().enumerate().skip(1) {
+        if d.data_type() != dtype {
+            return Err(Error::DataTypeMismatch {
+                op: op.name,
+                tensor: op.tensor_name(i),
+                dtype: d.data_type(),
+                expected: dtype,
+                first: op.tensor_name(0),
+            });
+        }
+    }
+    check_types(op, level, dtype, out_dtype)?;
+    for (i, d) in inputs.iter().enumerate() {
+        check_rank(op, OpTensor(op, i), d.rank())?;
+    }
+    let broadcast = check_broadcast(op, call, inputs.len())?;
+    // Equal shapes broadcast to themselves in every mode (pdpd from its default axis).
+    let equal = inputs.iter().all(|d| d.sizes() == inputs[0].sizes());
+    let out_shape = if equal && !matches!(broadcast, Broadcast::Pdpd { axis } if axis != -1) {
+        inputs[0].dims()
+    } else {
+        broadcast_shapes(op, broadcast, inputs)?
+    };
     let count = out_shape.product().ok_or_else(|| Error::SizeOverflow {
         tensor: "OutputTensor".to_owned(),
         sizes: ShapeText(out_shape.to_vec()),
     })?;
-    Ok(Plan {
-        in_dtype: dtype,
-        out_dtype,
-        out_shape,
-        count,
-        broadcast,
-        iter: Dims::default(),
-        out_strides: Dims::default(),
-        in_strides: [Dims::default(); MAX_INPUTS],
-    })
+    plan.in_dtype = dtype;
+    plan.out_dtype = out_dtype;
+    plan.out_shape = out_shape;
+    plan.count = count;
+    plan.broadcast = broadcast;
+    Ok(())
 }
 
-fn finish_plan(mut plan: Plan, inputs: &[&TensorDesc], out_strides: &Dims) -> Result<Plan> {
+/// The validator's shortcut for `n` packed, valid inputs (typed views are valid by construction) of
+/// one type and one shape, with a new packed output: the same checks as [`validate_new_output`], in
+/// the same order, through the same helpers; the shapes need no broadcasting. Returns `Ok(false)`
+/// (and leaves the plan to the full validator) for pdpd with an explicit axis.
+pub(crate) fn plan_same_shape(
+    op: &OpInfo,
+    call: &Call,
+    n: usize,
+    dtype: DataType,
+    out_dtype: DataType,
+    shape: &Dims,
+    plan: &mut Plan,
+) -> Result<bool> {
+    check_arity(op, n)?;
+    check_types(op, call.level, dtype, out_dtype)?;
+    for i in 0..n {
+        check_rank(op, OpTensor(op, i), shape.len())?;
+    }
+    let broadcast = check_broadcast(op, call, n)?;
+    if matches!(broadcast, Broadcast::Pdpd { axis } if axis != -1) {
+        return Ok(false);
+    }
+    check_rank(op, "OutputTensor", shape.len())?;
+    let Some(count) = shape.product() else {
+        return Ok(false);
+    };
+    plan.in_dtype = dtype;
+    plan.out_dtype = out_dtype;
+    plan.out_shape = *shape;
+    plan.count = count;
+    plan.broadcast = broadcast;
+    if count == 0 {
+        // Size-0 shapes take the general route for their (empty) iteration space.
+        return Ok(false);
+    }
+    plan.iter = Dims::filled(1, count);
+    plan.out_strides = Dims::filled(1, 1);
+    for s in plan.in_strides.iter_mut().take(n) {
+        *s = Dims::filled(1, 1);
+    }
+    Ok(true)
+}
+
+/// Fills in the iteration space. `out_strides` is `None` for a packed output.
+fn finish_plan(plan: &mut Plan, inputs: &[&TensorDesc], out_strides: Option<Dims>) {
+    // Every tensor packed with the output's sizes (the common case): one contiguous dimension.
+    let packed = |d: &&TensorDesc| d.strides().is_none() && d.sizes() == &*plan.out_shape;
+    let out_packed = out_strides.is_none() || out_strides == plan.out_shape.packed_strides();
+    if out_packed && plan.count > 0 && inputs.iter().all(packed) {
+        plan.iter = Dims::filled(1, plan.count);
+        plan.out_strides = Dims::filled(1, 1);
+        for s in plan.in_strides.iter_mut().take(inputs.len()) {
+            *s = Dims::filled(1, 1);
+        }
+        return;
+    }
+    let out_strides = out_strides
+        .or_else(|| plan.out_shape.packed_strides())
+        .unwrap_or_else(|| Dims::filled(plan.out_shape.len(), 0));
+    let out_strides = &out_strides;
     let aligned = crate::broadcast::aligned_strides(plan.broadcast, &plan.out_shape, inputs);
     let (iter, o, ins) = collapse(&plan.out_shape, out_strides, &aligned[..inputs.len()]);
     plan.iter = iter;
     plan.out_strides = o;
     plan.in_strides = ins;
-    Ok(plan)
 }

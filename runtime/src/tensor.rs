@@ -10,6 +10,7 @@ use std::fmt;
 pub struct Tensor<T> {
     data: Vec<T>,
     shape: Dims,
+    strides: Dims,
 }
 
 impl<T: Element> Tensor<T> {
@@ -32,7 +33,22 @@ impl<T: Element> Tensor<T> {
                 expected,
             });
         }
-        Ok(Tensor { data, shape: dims })
+        let strides = dims.packed_strides().unwrap_or_default();
+        Ok(Tensor {
+            data,
+            shape: dims,
+            strides,
+        })
+    }
+
+    /// A tensor whose shape and length the validator already checked.
+    pub(crate) fn from_checked(data: Vec<T>, shape: Dims) -> Tensor<T> {
+        let strides = shape.packed_strides().unwrap_or_default();
+        Tensor {
+            data,
+            shape,
+            strides,
+        }
     }
 
     /// A rank-0 tensor.
@@ -40,6 +56,7 @@ impl<T: Element> Tensor<T> {
         Tensor {
             data: vec![value],
             shape: Dims::default(),
+            strides: Dims::default(),
         }
     }
 
@@ -81,7 +98,7 @@ impl<T: Element> Tensor<T> {
     /// A borrowed view.
     pub fn view(&self) -> TensorView<'_, T> {
         TensorView {
-            strides: self.shape.packed_strides().unwrap_or_default(),
+            strides: self.strides,
             data: &self.data,
             sizes: self.shape,
         }
@@ -90,7 +107,7 @@ impl<T: Element> Tensor<T> {
     /// A mutable borrowed view.
     pub fn view_mut(&mut self) -> TensorViewMut<'_, T> {
         TensorViewMut {
-            strides: self.shape.packed_strides().unwrap_or_default(),
+            strides: self.strides,
             data: &mut self.data,
             sizes: self.shape,
         }
@@ -206,6 +223,15 @@ impl<'a, T: Element> TensorView<'a, T> {
         desc_of::<T>(&self.sizes, &self.strides)
     }
 
+    /// Whether the view is packed in C order.
+    pub fn is_packed(&self) -> bool {
+        is_packed(&self.sizes, &self.strides)
+    }
+
+    pub(crate) fn dims(&self) -> Dims {
+        self.sizes
+    }
+
     /// Copies the elements into an owned packed tensor.
     pub fn to_tensor(&self) -> Tensor<T> {
         let mut out = Vec::with_capacity(self.sizes.product().unwrap_or(0));
@@ -213,6 +239,7 @@ impl<'a, T: Element> TensorView<'a, T> {
         Tensor {
             data: out,
             shape: self.sizes,
+            strides: self.sizes.packed_strides().unwrap_or_default(),
         }
     }
 }
@@ -235,7 +262,28 @@ fn gather<T: Copy>(
 }
 
 fn desc_of<T: Element>(sizes: &Dims, strides: &Dims) -> TensorDesc {
-    TensorDesc::from_parts(T::DATA_TYPE, *sizes, Some(*strides))
+    // Packed views are described without strides, which keeps validation on its fast path.
+    TensorDesc::from_parts(
+        T::DATA_TYPE,
+        *sizes,
+        if is_packed(sizes, strides) {
+            None
+        } else {
+            Some(*strides)
+        },
+    )
+}
+
+/// Whether `strides` are the C-order strides of `sizes` (size-1 dimensions may have any stride).
+fn is_packed(sizes: &Dims, strides: &Dims) -> bool {
+    let mut expect = 1usize;
+    for d in (0..sizes.len()).rev() {
+        if sizes[d] != 1 && strides[d] != expect {
+            return false;
+        }
+        expect = expect.saturating_mul(sizes[d]);
+    }
+    true
 }
 
 impl<'a, T: Element> From<&'a Tensor<T>> for TensorView<'a, T> {

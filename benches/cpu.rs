@@ -1,0 +1,191 @@
+//! CPU benchmarks for BENCHMARKS.md: each op case beside a plain copy of the same bytes (read plus
+//! written) on all cores, in the same run, and tiny calls beside hand-written loops.
+//!
+//! `cargo bench --bench cpu` runs everything; `cargo bench --bench cpu -- tiny` one group.
+//! `python3 benches/report.py` turns criterion's results into the table and chart of BENCHMARKS.md.
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use rayon::prelude::*;
+use std::hint::black_box;
+use std::time::Duration;
+use tensorbits::ops::{BitCount, BitNot, BitShiftLeft, BitShiftRight, BitXor};
+use tensorbits::{Broadcast, Options, Tensor, TensorViewMut, f16};
+
+const MIB64: usize = 64 << 20;
+
+fn data<T: bytemuck::Pod>(bytes: usize, seed: u64) -> Vec<T> {
+    let mut x = seed | 1;
+    let raw: Vec<u8> = (0..bytes)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8 & 0x1f // shift counts mostly in range, but not all
+        })
+        .collect();
+    bytemuck::pod_collect_to_vec(&raw)
+}
+
+/// `copy_from_slice` over all cores, in the ranges the executor uses.
+fn parallel_copy(dst: &mut [u8], src: &[u8]) {
+    let per = (dst.len() / (rayon::current_num_threads() * 4))
+        .max(1 << 18)
+        .next_multiple_of(64);
+    dst.par_chunks_mut(per)
+        .zip(src.par_chunks(per))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+fn copy_case(
+    c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    moved: usize,
+) {
+    let src = vec![1u8; moved / 2];
+    let mut dst = vec![0u8; moved / 2];
+    c.throughput(Throughput::Bytes(moved as u64));
+    c.bench_function("copy", |b| {
+        b.iter(|| parallel_copy(black_box(&mut dst), black_box(&src)))
+    });
+}
+
+fn group<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let mut g = c.benchmark_group(name);
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    g
+}
+
+macro_rules! xor_case {
+    ($c:expr, $t:ty, $name:expr) => {{
+        let mut g = group($c, concat!("xor_64mib_", $name));
+        let n = MIB64 / size_of::<$t>();
+        let a = Tensor::from_vec(data::<$t>(MIB64, 1), &[n]).unwrap();
+        let b = Tensor::from_vec(data::<$t>(MIB64, 2), &[n]).unwrap();
+        let mut out = Tensor::from_vec(data::<$t>(MIB64, 3), &[n]).unwrap();
+        g.throughput(Throughput::Bytes(3 * MIB64 as u64));
+        g.bench_function("op", |bch| {
+            bch.iter(|| BitXor::run_into(&Options::new(), &a, &b, &mut out).unwrap())
+        });
+        copy_case(&mut g, 3 * MIB64);
+        g.finish();
+    }};
+}
+
+fn xor_64mib(c: &mut Criterion) {
+    xor_case!(c, u8, "u8");
+    xor_case!(c, u16, "u16");
+    xor_case!(c, u32, "u32");
+    xor_case!(c, u64, "u64");
+    xor_case!(c, f16, "f16");
+    xor_case!(c, f32, "f32");
+    xor_case!(c, f64, "f64");
+}
+
+fn broadcast(c: &mut Criterion) {
+    let n = 4096;
+    let a = Tensor::from_vec(data::<u32>(n * n * 4, 1), &[n, n]).unwrap();
+    let mut out = Tensor::from_vec(data::<u32>(n * n * 4, 3), &[n, n]).unwrap();
+    let numpy = Options::new().broadcast(Broadcast::Numpy);
+    for (name, shape) in [("row_4096", vec![n]), ("col_4096x1", vec![n, 1])] {
+        let mut g = group(c, &format!("broadcast_u32_{name}"));
+        let b = Tensor::from_vec(data::<u32>(n * 4, 2), &shape).unwrap();
+        let moved = 2 * n * n * 4 + n * 4;
+        g.throughput(Throughput::Bytes(moved as u64));
+        g.bench_function("op", |bch| {
+            bch.iter(|| BitXor::run_into(&numpy, &a, &b, &mut out).unwrap())
+        });
+        copy_case(&mut g, moved);
+        g.finish();
+    }
+}
+
+macro_rules! unary_cases {
+    ($c:expr, $t:ty, $name:expr) => {{
+        let n = MIB64 / size_of::<$t>();
+        let a = Tensor::from_vec(data::<$t>(MIB64, 1), &[n]).unwrap();
+        let b = Tensor::from_vec(data::<$t>(MIB64, 2), &[n]).unwrap();
+        let mut out = Tensor::from_vec(data::<$t>(MIB64, 3), &[n]).unwrap();
+        let mut counts = Tensor::from_vec(vec![0u8; n], &[n]).unwrap();
+        let o = Options::new();
+        let mut g = group($c, concat!("not_64mib_", $name));
+        g.throughput(Throughput::Bytes(2 * MIB64 as u64));
+        g.bench_function("op", |bch| {
+            bch.iter(|| BitNot::run_into(&o, &a, &mut out).unwrap())
+        });
+        copy_case(&mut g, 2 * MIB64);
+        g.finish();
+        for (label, shift_left) in [("shl", true), ("shr", false)] {
+            let mut g = group($c, &format!("{label}_64mib_{}", $name));
+            g.throughput(Throughput::Bytes(3 * MIB64 as u64));
+            g.bench_function("op", |bch| {
+                bch.iter(|| {
+                    if shift_left {
+                        BitShiftLeft::run_into(&o, &a, &b, &mut out).unwrap()
+                    } else {
+                        BitShiftRight::run_into(&o, &a, &b, &mut out).unwrap()
+                    }
+                })
+            });
+            copy_case(&mut g, 3 * MIB64);
+            g.finish();
+        }
+        let mut g = group($c, concat!("popcount_64mib_", $name));
+        let moved = MIB64 + n;
+        g.throughput(Throughput::Bytes(moved as u64));
+        g.bench_function("op", |bch| {
+            bch.iter(|| BitCount::run_into(&o, &a, TensorViewMut::from(&mut counts)).unwrap())
+        });
+        copy_case(&mut g, moved);
+        g.finish();
+    }};
+}
+
+fn unary(c: &mut Criterion) {
+    unary_cases!(c, u8, "u8");
+    unary_cases!(c, u32, "u32");
+}
+
+/// 64 elements: the library's per-call cost against loops a user would write by hand.
+fn tiny(c: &mut Criterion) {
+    let a: Vec<u32> = data(256, 1);
+    let b: Vec<u32> = data(256, 2);
+    let (ta, tb) = (
+        Tensor::from_vec(a.clone(), &[64]).unwrap(),
+        Tensor::from_vec(b.clone(), &[64]).unwrap(),
+    );
+    let mut g = c.benchmark_group("tiny_64_u32");
+    g.bench_function(BenchmarkId::new("new_output", "tensorbits"), |bch| {
+        bch.iter(|| BitXor::run(black_box(&ta), black_box(&tb)).unwrap())
+    });
+    g.bench_function(BenchmarkId::new("new_output", "hand_loop"), |bch| {
+        bch.iter(|| {
+            black_box(&a)
+                .iter()
+                .zip(black_box(&b))
+                .map(|(x, y)| x ^ y)
+                .collect::<Vec<u32>>()
+        })
+    });
+    let mut out = Tensor::from_vec(vec![0u32; 64], &[64]).unwrap();
+    let mut raw = vec![0u32; 64];
+    let o = Options::new();
+    g.bench_function(BenchmarkId::new("into", "tensorbits"), |bch| {
+        bch.iter(|| BitXor::run_into(&o, black_box(&ta), black_box(&tb), &mut out).unwrap())
+    });
+    g.bench_function(BenchmarkId::new("into", "hand_loop"), |bch| {
+        bch.iter(|| {
+            for ((y, x), z) in raw.iter_mut().zip(black_box(&a)).zip(black_box(&b)) {
+                *y = x ^ z;
+            }
+            black_box(&mut raw);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, tiny, xor_64mib, broadcast, unary);
+criterion_main!(benches);
