@@ -176,6 +176,34 @@ fn tiny(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("into", "tensorbits"), |bch| {
         bch.iter(|| BitXor::run_into(&o, black_box(&ta), black_box(&tb), &mut out).unwrap())
     });
+    // Compiled once for the shapes, as a framework would: only per-call checks remain.
+    let d = tensorbits::TensorDesc::new(tensorbits::DataType::U32, &[64]).unwrap();
+    let compiled = tensorbits::compile(
+        <BitXor as tensorbits::Op>::INFO,
+        &tensorbits::Call::default(),
+        &[&d, &d],
+        &d,
+    )
+    .unwrap();
+    g.bench_function(BenchmarkId::new("into", "tensorbits_compiled"), |bch| {
+        bch.iter(|| {
+            compiled
+                .execute_typed(&[black_box(&a[..64]), black_box(&b[..64])], &mut raw)
+                .unwrap()
+        })
+    });
+    g.bench_function(
+        BenchmarkId::new("new_output", "tensorbits_compiled"),
+        |bch| {
+            bch.iter(|| {
+                let mut o = vec![0u32; 64];
+                compiled
+                    .execute_typed(&[black_box(&a[..64]), black_box(&b[..64])], &mut o)
+                    .unwrap();
+                o
+            })
+        },
+    );
     g.bench_function(BenchmarkId::new("into", "hand_loop"), |bch| {
         bch.iter(|| {
             for ((y, x), z) in raw.iter_mut().zip(black_box(&a)).zip(black_box(&b)) {

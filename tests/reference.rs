@@ -99,3 +99,20 @@ fn every_op_and_type_is_covered() {
     }
     assert_eq!(seen.len(), want, "some op/type pairs were never generated");
 }
+
+/// A pdpd case whose later input had 8 dimensions plus a trailing 1 once broke the generator.
+#[test]
+fn regression_rank_8_pdpd_with_trailing_one() {
+    check(8903785153999247704);
+}
+
+#[test]
+fn the_generator_makes_only_valid_ranks() {
+    for seed in 0..50_000 {
+        let c = make_case(&mut Rng(seed));
+        assert!(
+            c.out_shape.len() <= 8 && c.in_shapes.iter().all(|s| s.len() <= 8),
+            "seed {seed}: {c:?}"
+        );
+    }
+}

@@ -37,7 +37,12 @@ pub(crate) fn in_place_error(op: &OpInfo, input: usize) -> Error {
     }
 }
 
-fn check_buffer(desc: &TensorDesc, tensor: impl Name, len: usize, offset: usize) -> Result<()> {
+pub(crate) fn check_buffer(
+    desc: &TensorDesc,
+    tensor: impl Name,
+    len: usize,
+    offset: usize,
+) -> Result<()> {
     if len < desc.total_bytes() {
         return Err(Error::BufferTooSmall {
             tensor: tensor.name(),

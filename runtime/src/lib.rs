@@ -3,6 +3,7 @@
 //! executor. Most users depend on `tensorbits`, which re-exports all of this.
 
 mod broadcast;
+mod compiled;
 mod cpu;
 mod desc;
 mod dims;
@@ -17,6 +18,7 @@ mod tensor;
 mod typed;
 
 pub use broadcast::Broadcast;
+pub use compiled::{Buffer, Compiled, compile};
 pub use cpu::{PARALLEL_BYTES, STREAM_BYTES};
 pub use desc::TensorDesc;
 pub use dims::Dims;

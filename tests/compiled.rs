@@ -1,0 +1,103 @@
+//! Compiled calls: validated once, then executed many times with only per-call checks.
+
+use tensorbits::ops::{BitCount, BitXor};
+use tensorbits::{
+    Broadcast, Buffer, Call, DataType, Error, FeatureLevel, Input, Op, TensorDesc, compile, execute,
+};
+
+fn desc(dt: DataType, s: &[usize]) -> TensorDesc {
+    TensorDesc::new(dt, s).unwrap()
+}
+
+#[test]
+fn compiled_calls_give_what_execute_gives() {
+    let xor = <BitXor as Op>::INFO;
+    let call = Call {
+        level: FeatureLevel::EXT,
+        broadcast: Some(Broadcast::Numpy),
+    };
+    let (a, b, o) = (
+        desc(DataType::U16, &[3, 4]),
+        desc(DataType::U16, &[4]),
+        desc(DataType::U16, &[3, 4]),
+    );
+    let c = compile(xor, &call, &[&a, &b], &o).unwrap();
+    assert_eq!(c.plan().output_shape(), &[3, 4]);
+    for round in 0..3u8 {
+        let da: Vec<u8> = (0..24).map(|i| i * 7 + round).collect();
+        let db: Vec<u8> = (0..8).map(|i| i ^ round).collect();
+        let mut want = vec![0u8; 24];
+        execute(
+            xor,
+            &call,
+            &[Input::Bytes(&a, &da), Input::Bytes(&b, &db)],
+            &o,
+            &mut want,
+        )
+        .unwrap();
+        let mut got = vec![0u8; 24];
+        c.execute(&[Buffer::Bytes(&da), Buffer::Bytes(&db)], &mut got)
+            .unwrap();
+        assert_eq!(got, want);
+    }
+    // Typed, and in place on `a`.
+    let mut x = vec![1u16, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+    let y = [0x100u16, 0x200, 0x300, 0x400];
+    let mut out = vec![0u16; 12];
+    c.execute_typed(&[&x, &y], &mut out).unwrap();
+    assert_eq!(out[5], 6 ^ 0x200);
+    c.execute(
+        &[Buffer::Output, Buffer::Bytes(bytemuck::cast_slice(&y))],
+        bytemuck::cast_slice_mut(&mut x),
+    )
+    .unwrap();
+    assert_eq!(x, out);
+}
+
+#[test]
+fn per_call_checks() {
+    let xor = <BitXor as Op>::INFO;
+    let d = desc(DataType::U32, &[4]);
+    let c = compile(xor, &Call::default(), &[&d, &d], &d).unwrap();
+    let mut out = vec![0x77u8; 16];
+    let e = c.execute(&[Buffer::Bytes(&[0; 16])], &mut out).unwrap_err();
+    assert!(matches!(e, Error::InputCount { .. }), "{e}");
+    let e = c
+        .execute(
+            &[Buffer::Bytes(&[0; 16]), Buffer::Bytes(&[0; 12])],
+            &mut out,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::BufferTooSmall {
+                len: 12,
+                required: 16,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = c
+        .execute(
+            &[Buffer::Bytes(&[0; 16]), Buffer::Bytes(&[0; 16])],
+            &mut out[..8],
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::BufferTooSmall { .. }), "{e}");
+    let e = c
+        .execute_typed(&[&[0i32; 4][..], &[0i32; 4][..]], &mut [0i32; 4])
+        .unwrap_err();
+    assert!(e.to_string().contains("i32"), "{e}");
+    assert_eq!(out, vec![0x77u8; 16], "failed calls write nothing");
+    // Counts never run in place; descriptions are validated at compile time.
+    let count = <BitCount as Op>::INFO;
+    let u8d = desc(DataType::U8, &[4]);
+    let c = compile(count, &Call::default(), &[&u8d], &u8d).unwrap();
+    assert!(matches!(
+        c.execute(&[Buffer::Output], &mut [0u8; 4]).unwrap_err(),
+        Error::InPlaceNotAllowed { .. }
+    ));
+    assert!(compile(count, &Call::default(), &[&u8d], &desc(DataType::I64, &[4])).is_err());
+}
