@@ -12,8 +12,8 @@ use proptest::prelude::*;
 use tensorbits::ops::{BitCount, BitNot, BitXor};
 use tensorbits::wgpu;
 use tensorbits::{
-    Broadcast, Call, DataType, Error, FeatureLevel, GpuExecutor, GpuInput, GpuRegion, Input, Op,
-    Options, Tensor, TensorDesc, execute,
+    Broadcast, Call, DataType, Error, FeatureLevel, GpuExecutor, GpuInput, GpuRegion, Op, Options,
+    Tensor, TensorDesc,
 };
 
 const PAD: u8 = 0x5A;
@@ -47,6 +47,11 @@ fn offset(rng: &mut Rng, es: usize) -> usize {
 }
 
 fn check_on(g: &GpuExecutor, seed: u64, small: bool) {
+    let built = build(seed);
+    let cpu = built
+        .run_cpu()
+        .unwrap_or_else(|e| panic!("seed {seed}: CPU: {e}"));
+    let call = built.call();
     let Built {
         case: c,
         descs,
@@ -54,26 +59,8 @@ fn check_on(g: &GpuExecutor, seed: u64, small: bool) {
         alias,
         out_desc,
         out_init,
-    } = build(seed);
+    } = built;
     let mut rng = Rng(seed ^ 0xD1CE);
-    let call = Call {
-        level: FeatureLevel::EXT,
-        broadcast: Some(c.broadcast),
-    };
-
-    // The CPU result.
-    let mut cpu = out_init.clone();
-    let inputs: Vec<Input<'_>> = (0..c.op.arity())
-        .map(|k| {
-            if Some(k) == alias {
-                Input::Output
-            } else {
-                Input::Bytes(&descs[k], &datas[k])
-            }
-        })
-        .collect();
-    execute(c.op, &call, &inputs, &out_desc, &mut cpu)
-        .unwrap_or_else(|e| panic!("seed {seed}: CPU: {e}"));
 
     // The same call on the GPU, in buffers at awkward offsets.
     let in_bufs: Vec<(wgpu::Buffer, usize)> = datas

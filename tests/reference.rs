@@ -9,38 +9,25 @@ mod common;
 use common::cases::{self, Built, build, make_case};
 use common::{Rng, eval, indices, input_coords, read};
 use proptest::prelude::*;
-use tensorbits::{Call, FeatureLevel, Input, OpInfo};
+use tensorbits::OpInfo;
 
 fn ops() -> Vec<&'static OpInfo> {
     cases::ops()
 }
 
 fn check(seed: u64) {
+    let built = build(seed);
+    let out = built
+        .run_cpu()
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{:?}", built.case));
+    let before = built.out_init.clone();
     let Built {
         case: c,
         descs,
         datas,
-        alias,
         out_desc,
-        out_init,
-    } = build(seed);
-    let mut out = out_init;
-    let before = out.clone();
-    let call = Call {
-        level: FeatureLevel::EXT,
-        broadcast: Some(c.broadcast),
-    };
-    let inputs: Vec<Input<'_>> = (0..c.op.arity())
-        .map(|k| {
-            if Some(k) == alias {
-                Input::Output
-            } else {
-                Input::Bytes(&descs[k], &datas[k])
-            }
-        })
-        .collect();
-    tensorbits::execute(c.op, &call, &inputs, &out_desc, &mut out)
-        .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{c:?}"));
+        ..
+    } = built;
 
     // Compare every output element with the reference, and remember which bytes were elements.
     let out_strides = out_desc.effective_strides();

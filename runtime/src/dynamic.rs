@@ -24,6 +24,49 @@ pub struct Region {
     pub desc: TensorDesc,
 }
 
+/// How an input's region relates to the output's region in the same buffer.
+pub(crate) enum Overlap {
+    /// No byte in common.
+    Disjoint,
+    /// Exactly the output's region and layout: in-place execution (the op allows it).
+    Alias,
+}
+
+/// Classifies input `k` (description `d` at bytes `s..e`) against the output (`out` at `os..oe`) in
+/// one buffer: disjoint, an exact alias the op allows, or an error for a forbidden alias or a
+/// partial overlap. Both the CPU's shared-buffer entry point and the GPU executor use it.
+pub(crate) fn classify(
+    op: &OpInfo,
+    k: usize,
+    d: &TensorDesc,
+    (s, e): (usize, usize),
+    out: &TensorDesc,
+    (os, oe): (usize, usize),
+) -> Result<Overlap> {
+    let overlaps = s < e && os < oe && s < oe && os < e;
+    if !overlaps {
+        return Ok(Overlap::Disjoint);
+    }
+    let same = s == os
+        && d.sizes() == out.sizes()
+        && d.effective_strides() == out.effective_strides()
+        && d.data_type() == out.data_type();
+    if !same {
+        return Err(Error::PartialOverlap {
+            op: op.name,
+            tensor: op.tensor_name(k),
+            start: s,
+            end: e,
+            out_start: os,
+            out_end: oe,
+        });
+    }
+    if !op.in_place.contains(&k) {
+        return Err(in_place_error(op, k));
+    }
+    Ok(Overlap::Alias)
+}
+
 pub(crate) fn in_place_error(op: &OpInfo, input: usize) -> Error {
     let allowed: Vec<String> = op.in_place.iter().map(|&i| op.tensor_name(i)).collect();
     Error::InPlaceNotAllowed {
@@ -141,28 +184,12 @@ pub fn execute_in_buffer(
     for (k, r) in inputs.iter().enumerate() {
         let name = op.tensor_name(k);
         let (s, e) = span(r, &name)?;
-        let same = s == os
-            && r.desc.sizes() == output.desc.sizes()
-            && r.desc.effective_strides() == output.desc.effective_strides()
-            && r.desc.data_type() == output.desc.data_type();
-        let overlaps = s < e && os < oe && s < oe && os < e;
-        if same && overlaps {
-            if !op.in_place.contains(&k) {
-                return Err(in_place_error(op, k));
-            }
-            spans.push(None);
-        } else if overlaps {
-            return Err(Error::PartialOverlap {
-                op: op.name,
-                tensor: name,
-                start: s,
-                end: e,
-                out_start: os,
-                out_end: oe,
-            });
-        } else {
-            spans.push(Some((s, e)));
-        }
+        spans.push(
+            match classify(op, k, &r.desc, (s, e), &output.desc, (os, oe))? {
+                Overlap::Alias => None,
+                Overlap::Disjoint => Some((s, e)),
+            },
+        );
     }
     let (before, rest) = buffer.split_at_mut(os);
     let (out, after) = rest.split_at_mut(oe - os);

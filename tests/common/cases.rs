@@ -292,3 +292,35 @@ pub fn build(seed: u64) -> Built {
         out_init,
     }
 }
+
+impl Built {
+    /// The call of this case.
+    pub fn call(&self) -> tensorbits::Call {
+        tensorbits::Call {
+            level: tensorbits::FeatureLevel::EXT,
+            broadcast: Some(self.case.broadcast),
+        }
+    }
+
+    /// Runs the case on the CPU through the dynamic entry point, into a copy of `out_init`.
+    pub fn run_cpu(&self) -> Result<Vec<u8>, tensorbits::Error> {
+        let mut out = self.out_init.clone();
+        let inputs: Vec<tensorbits::Input<'_>> = (0..self.case.op.arity())
+            .map(|k| {
+                if Some(k) == self.alias {
+                    tensorbits::Input::Output
+                } else {
+                    tensorbits::Input::Bytes(&self.descs[k], &self.datas[k])
+                }
+            })
+            .collect();
+        tensorbits::execute(
+            self.case.op,
+            &self.call(),
+            &inputs,
+            &self.out_desc,
+            &mut out,
+        )?;
+        Ok(out)
+    }
+}

@@ -299,24 +299,16 @@ impl GpuExecutor {
                             output.offset,
                             output.offset + output.desc.extent_bytes("OutputTensor")? as u64,
                         );
-                        let same = s == os
-                            && r.desc.sizes() == output.desc.sizes()
-                            && r.desc.effective_strides() == output.desc.effective_strides();
-                        let overlap = s < e && os < oe && s < oe && os < e;
-                        if same && overlap {
-                            if !op.in_place.contains(&k) {
-                                return Err(crate::dynamic::in_place_error(op, k));
-                            }
+                        let overlap = crate::dynamic::classify(
+                            op,
+                            k,
+                            &r.desc,
+                            (s as usize, e as usize),
+                            &output.desc,
+                            (os as usize, oe as usize),
+                        )?;
+                        if let crate::dynamic::Overlap::Alias = overlap {
                             sources.push(Source::Alias);
-                        } else if overlap {
-                            return Err(Error::PartialOverlap {
-                                op: op.name,
-                                tensor: name,
-                                start: s as usize,
-                                end: e as usize,
-                                out_start: os as usize,
-                                out_end: oe as usize,
-                            });
                         } else {
                             // A buffer may not be bound for reading and writing in one dispatch.
                             sources.push(Source::Copy(*r));
