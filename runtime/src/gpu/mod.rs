@@ -116,10 +116,14 @@ impl GpuExecutor {
             limits.max_compute_workgroups_per_dimension =
                 limits.max_compute_workgroups_per_dimension.min(v);
         }
+        // Timestamps inside encoders let `tensorbits bench` time kernels on the device itself.
+        let wanted =
+            wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("tensorbits"),
                 required_limits: limits,
+                required_features: adapter.features() & wanted,
                 ..Default::default()
             })
             .await

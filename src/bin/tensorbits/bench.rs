@@ -202,28 +202,97 @@ fn gpu_bench(
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Fail::Device(e.to_string()))
     };
-    // Wall-clock time from submission to completion, the same way for the op and the copy.
-    let time_op = || -> Result<Duration, Fail> {
-        let t = Instant::now();
-        g.execute(op, call, &inputs, &region, None)?;
-        wait()?;
-        Ok(t.elapsed())
+    let stamps = Timestamps::new(&g);
+    // Each run records the work between two timestamps when the device has them (the kernels' own
+    // time), else it is timed by the wall clock from submission to completion. The op and the copy
+    // are timed the same way.
+    let time =
+        |record: &dyn Fn(&mut wgpu::CommandEncoder) -> Result<(), Fail>| -> Result<Duration, Fail> {
+            let mut enc = g.device().create_command_encoder(&Default::default());
+            let t = Instant::now();
+            if let Some(s) = &stamps {
+                enc.write_timestamp(&s.set, 0);
+            }
+            record(&mut enc)?;
+            if let Some(s) = &stamps {
+                enc.write_timestamp(&s.set, 1);
+                enc.resolve_query_set(&s.set, 0..2, &s.resolve, 0);
+                enc.copy_buffer_to_buffer(&s.resolve, 0, &s.read, 0, 16);
+            }
+            g.queue().submit([enc.finish()]);
+            wait()?;
+            let wall = t.elapsed();
+            match &stamps {
+                Some(s) => Ok(s.elapsed(&g)?),
+                None => Ok(wall),
+            }
+        };
+    let op_run = |enc: &mut wgpu::CommandEncoder| -> Result<(), Fail> {
+        Ok(g.execute(op, call, &inputs, &region, Some(enc))?)
     };
-    let time_copy = || -> Result<Duration, Fail> {
-        let t = Instant::now();
-        let mut enc = g.device().create_command_encoder(&Default::default());
+    let copy_run = |enc: &mut wgpu::CommandEncoder| -> Result<(), Fail> {
         enc.copy_buffer_to_buffer(&src, 0, &dst, 0, half);
-        g.queue().submit([enc.finish()]);
-        wait()?;
-        Ok(t.elapsed())
+        Ok(())
     };
-    time_op()?;
-    time_copy()?;
+    time(&op_run)?;
+    time(&copy_run)?;
     let mut ot = Vec::new();
     let mut ct = Vec::new();
     for _ in 0..a.runs {
-        ot.push(time_op()?);
-        ct.push(time_copy()?);
+        ot.push(time(&op_run)?);
+        ct.push(time(&copy_run)?);
     }
-    Ok((median(ot), median(ct), format!("GPU: {}", g.describe())))
+    let how = if stamps.is_some() {
+        "kernel time from timestamp queries"
+    } else {
+        "wall clock: this device has no timestamp queries"
+    };
+    Ok((
+        median(ot),
+        median(ct),
+        format!("GPU: {} ({how})", g.describe()),
+    ))
+}
+
+/// A two-entry timestamp query set and the buffers that read it back.
+struct Timestamps {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    read: wgpu::Buffer,
+    period_ns: f64,
+}
+
+impl Timestamps {
+    fn new(g: &GpuExecutor) -> Option<Timestamps> {
+        let needed =
+            wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+        if !g.device().features().contains(needed) {
+            return None;
+        }
+        let buffer = |usage| {
+            g.device().create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamps"),
+                size: 16,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        Some(Timestamps {
+            set: g.device().create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("bench"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            }),
+            resolve: buffer(wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
+            read: buffer(wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC),
+            period_ns: f64::from(g.queue().get_timestamp_period()),
+        })
+    }
+
+    fn elapsed(&self, g: &GpuExecutor) -> Result<Duration, tensorbits::Error> {
+        let b = g.read_bytes(&self.read, 0, 16)?;
+        let tick = |i: usize| u64::from_le_bytes(std::array::from_fn(|k| b[i + k]));
+        let ns = tick(8).saturating_sub(tick(0)) as f64 * self.period_ns;
+        Ok(Duration::from_nanos(ns as u64))
+    }
 }
