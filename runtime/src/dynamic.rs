@@ -163,13 +163,14 @@ pub fn execute_in_buffer(
     let descs: Vec<&TensorDesc> = inputs.iter().map(|r| &r.desc).collect();
     let plan = crate::validate(op, call, &descs, &output.desc)?;
     let len = buffer.len();
-    let span = |r: &Region, name: &str| -> Result<(usize, usize)> {
+    // Names are handles, formatted only if an error is returned.
+    let span = |r: &Region, name: OpTensor<'_>| -> Result<(usize, usize)> {
         let end = r.offset.checked_add(r.desc.total_bytes());
         match end {
             Some(end) if end <= len => {}
             _ => {
                 return Err(Error::RegionOutOfBounds {
-                    tensor: name.to_owned(),
+                    tensor: name.name(),
                     offset: r.offset,
                     end: end.unwrap_or(usize::MAX),
                     len,
@@ -177,13 +178,12 @@ pub fn execute_in_buffer(
             }
         }
         check_buffer(&r.desc, name, r.desc.total_bytes(), r.offset)?;
-        Ok((r.offset, r.offset + r.desc.extent_bytes(name)?))
+        Ok((r.offset, r.offset + r.desc.extent_bytes_of(name)?))
     };
-    let (os, oe) = span(output, "OutputTensor")?;
+    let (os, oe) = span(output, OpTensor(op, op.arity()))?;
     let mut spans = Vec::with_capacity(inputs.len());
     for (k, r) in inputs.iter().enumerate() {
-        let name = op.tensor_name(k);
-        let (s, e) = span(r, &name)?;
+        let (s, e) = span(r, OpTensor(op, k))?;
         spans.push(
             match classify(op, k, &r.desc, (s, e), &output.desc, (os, oe))? {
                 Overlap::Alias => None,

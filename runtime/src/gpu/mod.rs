@@ -7,6 +7,7 @@ mod tensor;
 
 pub use tensor::{Device, GpuTensor, run_on};
 
+use crate::desc::{Name, OpTensor};
 use crate::error::{Error, Result};
 use crate::op::Plan;
 use crate::{Call, DataType, FeatureLevel, OpInfo, TensorDesc};
@@ -284,10 +285,11 @@ impl GpuExecutor {
             })
             .collect();
         let plan = crate::validate(op, call, &descs, &output.desc)?;
-        check_region(output, "OutputTensor")?;
+        check_region(output, OpTensor(op, op.arity()))?;
         let mut sources = Vec::with_capacity(inputs.len());
         for (k, i) in inputs.iter().enumerate() {
-            let name = op.tensor_name(k);
+            // A handle, formatted only if an error is returned.
+            let name = OpTensor(op, k);
             match i {
                 GpuInput::Output => {
                     if !op.in_place.contains(&k) {
@@ -296,9 +298,9 @@ impl GpuExecutor {
                     sources.push(Source::Alias);
                 }
                 GpuInput::Region(r) => {
-                    check_region(r, &name)?;
+                    check_region(r, name)?;
                     if r.buffer == output.buffer {
-                        let (s, e) = (r.offset, r.offset + r.desc.extent_bytes(&name)? as u64);
+                        let (s, e) = (r.offset, r.offset + r.desc.extent_bytes_of(name)? as u64);
                         let (os, oe) = (
                             output.offset,
                             output.offset + output.desc.extent_bytes("OutputTensor")? as u64,
@@ -574,18 +576,18 @@ enum Source<'a> {
 }
 
 /// Region checks beyond the description's: usage, bounds, element alignment of the offset.
-fn check_region(r: &GpuRegion<'_>, tensor: &str) -> Result<()> {
+fn check_region(r: &GpuRegion<'_>, tensor: impl Name) -> Result<()> {
     let usage = r.buffer.usage();
     if !usage.contains(wgpu::BufferUsages::STORAGE) {
         return Err(Error::GpuBuffer {
-            tensor: tensor.to_owned(),
+            tensor: tensor.name(),
             reason: format!("the buffer lacks STORAGE usage (it has {usage:?})"),
         });
     }
     let end = r.offset.checked_add(r.desc.total_bytes() as u64);
     if end.is_none_or(|e| e > r.buffer.size()) {
         return Err(Error::RegionOutOfBounds {
-            tensor: tensor.to_owned(),
+            tensor: tensor.name(),
             offset: r.offset as usize,
             end: end.map_or(usize::MAX, |e| e as usize),
             len: r.buffer.size() as usize,
@@ -594,7 +596,7 @@ fn check_region(r: &GpuRegion<'_>, tensor: &str) -> Result<()> {
     let es = r.desc.data_type().size() as u64;
     if !r.offset.is_multiple_of(es) {
         return Err(Error::GpuBuffer {
-            tensor: tensor.to_owned(),
+            tensor: tensor.name(),
             reason: format!(
                 "offset {} is not a multiple of the element size {es}",
                 r.offset
@@ -604,7 +606,7 @@ fn check_region(r: &GpuRegion<'_>, tensor: &str) -> Result<()> {
     if let Some(a) = r.desc.alignment() {
         if !r.offset.is_multiple_of(a as u64) {
             return Err(Error::MisalignedOffset {
-                tensor: tensor.to_owned(),
+                tensor: tensor.name(),
                 offset: r.offset as usize,
                 alignment: a,
             });
