@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::cases::{self, Built, build, make_case};
+use common::cases::{self, Built, build, build_packed, make_case};
 use common::{Rng, eval, indices, input_coords, read};
 use proptest::prelude::*;
 use tensorbits::OpInfo;
@@ -16,10 +16,12 @@ fn ops() -> Vec<&'static OpInfo> {
 }
 
 fn check(seed: u64) {
-    let built = build(seed);
-    let out = built
-        .run_cpu()
-        .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{:?}", built.case));
+    check_with(seed, build(seed), Built::run_cpu);
+}
+
+/// Runs `built` with `run` and compares every output element with the reference.
+fn check_with(seed: u64, built: Built, run: impl Fn(&Built) -> Result<Vec<u8>, tensorbits::Error>) {
+    let out = run(&built).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{:?}", built.case));
     let before = built.out_init.clone();
     let Built {
         case: c,
@@ -67,6 +69,20 @@ proptest! {
     #[test]
     fn every_op_matches_the_reference(seed in any::<u64>()) {
         check(seed);
+    }
+
+    /// Compiled calls, on the general cases and on packed same-shape ones (the flat kernel), with
+    /// buffers at every offset from 0 to 7 bytes, aligned or not for the kernel's words.
+    #[test]
+    fn compiled_calls_match_the_reference(seed in any::<u64>(), packed: bool, offset in 0usize..8) {
+        let built = if packed { build_packed(seed) } else { build(seed) };
+        check_with(seed, built, |b| b.run_compiled(offset));
+    }
+
+    /// The dynamic entry point on packed same-shape cases, in place or not.
+    #[test]
+    fn packed_calls_match_the_reference(seed in any::<u64>()) {
+        check_with(seed, build_packed(seed), Built::run_cpu);
     }
 }
 

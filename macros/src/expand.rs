@@ -104,7 +104,7 @@ fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
         .join(" ");
     let doc = docs::render(m, &ident.to_string());
     let info = info(m, ident, &summary);
-    let kernel = kernel(m);
+    let kernel = kernel(m, ident);
     let gpu = gpu_kernels(m);
     let supports = supports_trait(m, ident, vis);
     let methods = methods(m, ident);
@@ -115,6 +115,7 @@ fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
 
         #supports
 
+        // The kernels are items of this block, out of the user's namespace.
         const _: () = {
             #kernel
             #gpu
@@ -170,13 +171,14 @@ fn info(m: &Model, ident: &Ident, summary: &str) -> TokenStream {
             support: &[#(#support),*],
             output: #output,
             cpu: __tensorbits_cpu_kernel,
+            cpu_flat: __tensorbits_cpu_flat,
             gpu: __TENSORBITS_GPU_KERNELS,
         }
     }
 }
 
 /// The element function (from the lowered expression) and the CPU kernel dispatching on data types.
-fn kernel(m: &Model) -> TokenStream {
+fn kernel(m: &Model, ident: &Ident) -> TokenStream {
     let n = m.inputs.len();
     let body = m.compute.to_rust();
     let needs_int = m.compute.first_int_only_op().is_some();
@@ -190,36 +192,55 @@ fn kernel(m: &Model) -> TokenStream {
     } else {
         quote!(W)
     };
-    let arms = m.all_types().into_iter().flat_map(|t| {
-        let w = word_ty(t);
-        let tv = dtype_variant(t);
-        match &m.output {
-            None => vec![quote! {
-                (::tensorbits::DataType::#tv, _) => ::tensorbits::__private::run::<#w, #w, #n>(
-                    plan, inputs, out, __tensorbits_eval::<#w>,
-                ),
-            }],
-            Some(outs) => outs
-                .iter()
-                .map(|o| {
-                    let ov = dtype_variant(*o);
-                    let oty = elem_ty(*o);
-                    quote! {
-                        (::tensorbits::DataType::#tv, ::tensorbits::DataType::#ov) =>
-                            ::tensorbits::__private::run::<#w, #oty, #n>(plan, inputs, out, |x| {
-                                <#oty as ::tensorbits::__private::CountOutput>::from_count(
-                                    __tensorbits_eval::<#w>(x),
-                                )
-                            }),
-                    }
-                })
-                .collect(),
-        }
-    });
+    // One match arm per (input, output) type pair, calling `runner` (the plan-driven or the flat
+    // kernel entry) with the element function at the type's word.
+    let arms = |runner: TokenStream, args: TokenStream| -> Vec<TokenStream> {
+        m.all_types()
+            .into_iter()
+            .flat_map(|t| {
+                let w = word_ty(t);
+                let tv = dtype_variant(t);
+                match &m.output {
+                    None => vec![quote! {
+                        (::tensorbits::DataType::#tv, _) => #runner::<#w, #w, #n>(
+                            #args, #ident::__tensorbits_eval::<#w>,
+                        ),
+                    }],
+                    Some(outs) => outs
+                        .iter()
+                        .map(|o| {
+                            let ov = dtype_variant(*o);
+                            let oty = elem_ty(*o);
+                            quote! {
+                                (::tensorbits::DataType::#tv, ::tensorbits::DataType::#ov) =>
+                                    #runner::<#w, #oty, #n>(#args, |x| {
+                                        <#oty as ::tensorbits::__private::CountOutput>::from_count(
+                                            #ident::__tensorbits_eval::<#w>(x),
+                                        )
+                                    }),
+                            }
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
+    };
+    let plan_arms = arms(
+        quote!(::tensorbits::__private::run),
+        quote!(plan, inputs, out),
+    );
+    let flat_arms = arms(
+        quote!(::tensorbits::__private::run_flat),
+        quote!(inputs, out),
+    );
     quote! {
-        #[inline(always)]
-        fn __tensorbits_eval<W: #bound>(x: [W; #n]) -> #ret {
-            #body
+        // Private to the op's module: the kernels below and the typed methods call it.
+        #[automatically_derived]
+        impl #ident {
+            #[inline(always)]
+            fn __tensorbits_eval<W: #bound>(x: [W; #n]) -> #ret {
+                #body
+            }
         }
 
         fn __tensorbits_cpu_kernel(
@@ -228,8 +249,21 @@ fn kernel(m: &Model) -> TokenStream {
             out: &mut [u8],
         ) {
             match (plan.input_type(), plan.output_type()) {
-                #(#arms)*
+                #(#plan_arms)*
                 // A plan comes only from `validate`, which admits only the types above.
+                _ => {}
+            }
+        }
+
+        fn __tensorbits_cpu_flat(
+            input: ::tensorbits::DataType,
+            output: ::tensorbits::DataType,
+            inputs: &[&[u8]],
+            out: &mut [u8],
+        ) {
+            match (input, output) {
+                #(#flat_arms)*
+                // Callers validate the types first.
                 _ => {}
             }
         }
@@ -278,14 +312,21 @@ fn supports_trait(m: &Model, ident: &Ident, vis: &syn::Visibility) -> TokenStrea
         quote! {
             #[doc = #doc]
             #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-            #vis trait #otr: ::tensorbits::Element {}
+            #vis trait #otr: ::tensorbits::Element<Word: ::tensorbits::__private::CountOutput> {}
             #(#impls)*
         }
     });
+    // Shifts and counts compute on integer words; the bound lets the typed methods call the element
+    // function at `T`'s word (every type such an op supports is an integer).
+    let element = if m.compute.first_int_only_op().is_some() {
+        quote!(::tensorbits::Element<Word: ::tensorbits::__private::IntWord>)
+    } else {
+        quote!(::tensorbits::Element)
+    };
     quote! {
         #[doc = #doc]
         #[diagnostic::on_unimplemented(message = #message, label = #label, #(note = #notes),*)]
-        #vis trait #tr<L: ::tensorbits::Level>: ::tensorbits::Element {}
+        #vis trait #tr<L: ::tensorbits::Level>: #element {}
         #(#impls)*
         #output
     }
@@ -312,6 +353,15 @@ fn methods(m: &Model, ident: &Ident) -> TokenStream {
     let result = quote!(::core::result::Result);
     let err = quote!(::tensorbits::Error);
     let info = quote!(<Self as ::tensorbits::Op>::INFO);
+    // The element function at `T`'s word, for the CPU's small-call path.
+    let eval = match &m.output {
+        Some(_) => quote! {
+            |x| <<O as ::tensorbits::Element>::Word as ::tensorbits::__private::CountOutput>::from_count(
+                Self::__tensorbits_eval::<<T as ::tensorbits::Element>::Word>(x),
+            )
+        },
+        None => quote!(Self::__tensorbits_eval::<<T as ::tensorbits::Element>::Word>),
+    };
     let out_note = if m.output.is_some() {
         " The output type `O` is one of the op's output types; name it with a type annotation."
     } else {
@@ -361,6 +411,7 @@ fn methods(m: &Model, ident: &Ident) -> TokenStream {
         );
         quote! {
             #[doc = #doc]
+            #[inline]
             pub fn #fname<'x, 'y, L: ::tensorbits::Level, T: #tr<L>>(
                 options: &::tensorbits::Options<L>,
                 #(#params),*
@@ -375,17 +426,19 @@ fn methods(m: &Model, ident: &Ident) -> TokenStream {
         #[automatically_derived]
         impl #ident {
             #[doc = #run_doc]
+            #[inline]
             pub fn run<'x, T #out_generic>(#(#params),*) -> #result<::tensorbits::Tensor<#out_ty>, #err>
             where
                 T: #tr<::tensorbits::levels::EXT>,
                 #out_bound
             {
                 ::tensorbits::__private::run_new::<T, #out_ty, #n>(
-                    #info, &::tensorbits::Call::default(), [#(#args),*],
+                    #info, &::tensorbits::Call::default(), [#(#args),*], #eval,
                 )
             }
 
             #[doc = #with_doc]
+            #[inline]
             pub fn run_with<'x, L: ::tensorbits::Level, T #out_generic>(
                 options: &::tensorbits::Options<L>,
                 #(#params),*
@@ -394,10 +447,13 @@ fn methods(m: &Model, ident: &Ident) -> TokenStream {
                 T: #tr<L>,
                 #out_bound
             {
-                ::tensorbits::__private::run_new::<T, #out_ty, #n>(#info, &options.call(), [#(#args),*])
+                ::tensorbits::__private::run_new::<T, #out_ty, #n>(
+                    #info, &options.call(), [#(#args),*], #eval,
+                )
             }
 
             #[doc = #into_doc]
+            #[inline]
             pub fn run_into<'x, 'y, L: ::tensorbits::Level, T #out_generic>(
                 options: &::tensorbits::Options<L>,
                 #(#params,)*
@@ -408,11 +464,12 @@ fn methods(m: &Model, ident: &Ident) -> TokenStream {
                 #out_bound
             {
                 ::tensorbits::__private::run_into::<T, #out_ty, #n>(
-                    #info, &options.call(), [#(#args),*], ::core::convert::Into::into(out),
+                    #info, &options.call(), [#(#args),*], ::core::convert::Into::into(out), #eval,
                 )
             }
 
             #[doc = #on_doc]
+            #[inline]
             pub fn run_on<'x, L: ::tensorbits::Level, T #out_generic>(
                 device: &::tensorbits::Device<'_>,
                 options: &::tensorbits::Options<L>,
@@ -422,7 +479,9 @@ fn methods(m: &Model, ident: &Ident) -> TokenStream {
                 T: #tr<L>,
                 #out_bound
             {
-                ::tensorbits::__private::run_on::<T, #out_ty, #n>(device, #info, &options.call(), [#(#args),*])
+                ::tensorbits::__private::run_on::<T, #out_ty, #n>(
+                    device, #info, &options.call(), [#(#args),*], #eval,
+                )
             }
 
             #[doc = #gpu_doc]

@@ -24,8 +24,32 @@ pub struct Compiled {
     plan: Plan,
     inputs: Vec<TensorDesc>,
     output: TensorDesc,
-    extents: Vec<usize>,
-    out_extent: usize,
+    /// What each call checks of each input buffer, and the bytes the kernel reads of it.
+    slots: Vec<Slot>,
+    out_slot: Slot,
+    /// Packed tensors of one shape under [`PARALLEL_BYTES`](crate::PARALLEL_BYTES) of output: the
+    /// op's flat kernel runs the call, with no plan to walk.
+    flat: bool,
+}
+
+/// The per-call facts of one buffer, taken from its validated description.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// `TotalTensorSizeInBytes`: the least length a buffer may have.
+    required: usize,
+    /// The promised alignment minus one (a power of two, so a mask; 0 when none was promised).
+    align_mask: usize,
+    /// The bytes the kernel reads or writes, from the start.
+    extent: usize,
+    /// Whether the op may run in place with this input as the output.
+    in_place: bool,
+}
+
+impl Slot {
+    #[inline]
+    fn fits(&self, b: &[u8]) -> bool {
+        b.len() >= self.required && (b.as_ptr() as usize) & self.align_mask == 0
+    }
 }
 
 /// Validates a call (with [`validate`](crate::validate), like every entry point) and keeps its
@@ -37,18 +61,35 @@ pub fn compile(
     output: &TensorDesc,
 ) -> Result<Compiled> {
     let plan = crate::validate(op, call, inputs, output)?;
-    let extents = inputs
+    let slot = |d: &TensorDesc, extent: usize, in_place: bool| Slot {
+        required: d.total_bytes(),
+        align_mask: d.alignment().map_or(0, |a| a - 1),
+        extent,
+        in_place,
+    };
+    let slots = inputs
         .iter()
         .enumerate()
-        .map(|(k, d)| d.extent_bytes_of(OpTensor(op, k)))
+        .map(|(k, d)| {
+            let extent = d.extent_bytes_of(OpTensor(op, k))?;
+            Ok(slot(d, extent, **d == *output && op.in_place.contains(&k)))
+        })
         .collect::<Result<Vec<_>>>()?;
+    let out_slot = slot(output, output.extent_bytes("OutputTensor")?, false);
+    let one_run = plan.iter.len() == 1
+        && plan.out_strides[0] == 1
+        && plan.in_strides[..inputs.len()].iter().all(|s| s[0] == 1);
+    let flat = one_run
+        && plan.count > 0
+        && plan.count.saturating_mul(plan.out_dtype.size()) < crate::PARALLEL_BYTES;
     Ok(Compiled {
         op,
         plan,
         inputs: inputs.iter().map(|d| **d).collect(),
         output: *output,
-        extents,
-        out_extent: output.extent_bytes("OutputTensor")?,
+        slots,
+        out_slot,
+        flat,
     })
 }
 
@@ -61,45 +102,77 @@ impl Compiled {
     /// Runs the compiled call on byte buffers laid out as the compiled descriptions say. Nothing
     /// is written unless every check passes.
     pub fn execute(&self, inputs: &[Buffer<'_>], output: &mut [u8]) -> Result<()> {
-        let op = self.op;
-        if inputs.len() != self.inputs.len() {
-            return Err(Error::InputCount {
-                op: op.name,
-                expected: self.inputs.len(),
-                names: op.inputs.join(", "),
-                got: inputs.len(),
+        if inputs.len() != self.slots.len() {
+            return Err(self.input_count_error(inputs.len()));
+        }
+        let mut in_place = false;
+        for (k, (b, slot)) in inputs.iter().zip(&self.slots).enumerate() {
+            match b {
+                Buffer::Bytes(bytes) if slot.fits(bytes) => {}
+                Buffer::Bytes(bytes) => return Err(self.buffer_error(Some(k), bytes)),
+                Buffer::Output if slot.in_place => in_place = true,
+                Buffer::Output => return Err(in_place_error(self.op, k)),
+            }
+        }
+        if !self.out_slot.fits(output) {
+            return Err(self.buffer_error(None, output));
+        }
+        let out = &mut output[..self.out_slot.extent];
+        let bytes = |k: usize| match inputs[k] {
+            Buffer::Bytes(b) => &b[..self.slots[k].extent],
+            Buffer::Output => &[],
+        };
+        let (op, plan) = (self.op, &self.plan);
+        if self.flat && !in_place {
+            let (i, o) = (plan.in_dtype, plan.out_dtype);
+            // The op's arity is known only here: small arrays for the usual ones.
+            match inputs.len() {
+                1 => (op.cpu_flat)(i, o, &[bytes(0)], out),
+                2 => (op.cpu_flat)(i, o, &[bytes(0), bytes(1)], out),
+                3 => (op.cpu_flat)(i, o, &[bytes(0), bytes(1), bytes(2)], out),
+                n => {
+                    let all: [&[u8]; MAX_INPUTS] =
+                        std::array::from_fn(|k| if k < n { bytes(k) } else { &[] });
+                    (op.cpu_flat)(i, o, &all[..n], out)
+                }
+            }
+        } else {
+            let srcs: [Src<'_>; MAX_INPUTS] = std::array::from_fn(|k| match inputs.get(k) {
+                Some(Buffer::Bytes(_)) => Src::Bytes(bytes(k)),
+                _ => Src::Output,
             });
+            (op.cpu)(plan, &srcs[..inputs.len()], out);
         }
-        let mut srcs = [Src::Output; MAX_INPUTS];
-        for (k, b) in inputs.iter().enumerate() {
-            srcs[k] = match b {
-                Buffer::Bytes(bytes) => {
-                    check_buffer(
-                        &self.inputs[k],
-                        OpTensor(op, k),
-                        bytes.len(),
-                        bytes.as_ptr() as usize,
-                    )?;
-                    Src::Bytes(&bytes[..self.extents[k]])
-                }
-                Buffer::Output if self.inputs[k] == self.output && op.in_place.contains(&k) => {
-                    Src::Output
-                }
-                Buffer::Output => return Err(in_place_error(op, k)),
-            };
-        }
-        check_buffer(
-            &self.output,
-            "OutputTensor",
-            output.len(),
-            output.as_ptr() as usize,
-        )?;
-        (op.cpu)(
-            &self.plan,
-            &srcs[..inputs.len()],
-            &mut output[..self.out_extent],
-        );
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn input_count_error(&self, got: usize) -> Error {
+        Error::InputCount {
+            op: self.op.name,
+            expected: self.inputs.len(),
+            names: self.op.inputs.join(", "),
+            got,
+        }
+    }
+
+    /// The error of a buffer that failed its [`Slot`] check, from the shared buffer check.
+    #[cold]
+    #[inline(never)]
+    fn buffer_error(&self, input: Option<usize>, b: &[u8]) -> Error {
+        let (len, at) = (b.len(), b.as_ptr() as usize);
+        let checked = match input {
+            Some(k) => check_buffer(&self.inputs[k], OpTensor(self.op, k), len, at),
+            None => check_buffer(&self.output, "OutputTensor", len, at),
+        };
+        // The slot's check is the shared check's, so this fallback is not reached.
+        let slot = input.map_or(self.out_slot, |k| self.slots[k]);
+        checked.err().unwrap_or_else(|| Error::BufferTooSmall {
+            tensor: self.op.tensor_name(input.unwrap_or(usize::MAX)),
+            len,
+            required: slot.required,
+        })
     }
 
     /// [`execute`](Self::execute) on typed slices; the element types must be the compiled ones.
@@ -124,11 +197,19 @@ impl Compiled {
                 expected: format!("{}, as compiled", self.plan.out_dtype),
             });
         }
-        let mut bufs = [Buffer::Output; MAX_INPUTS];
-        for (b, s) in bufs.iter_mut().zip(inputs) {
-            *b = Buffer::Bytes(bytemuck::cast_slice(s));
+        if inputs.len() != self.slots.len() {
+            return Err(self.input_count_error(inputs.len()));
         }
-        let n = inputs.len().min(MAX_INPUTS);
-        O::with_bytes_mut(output, |out| self.execute(&bufs[..n], out))
+        let b = |k: usize| Buffer::Bytes(bytemuck::cast_slice(inputs[k]));
+        O::with_bytes_mut(output, |out| match inputs.len() {
+            1 => self.execute(&[b(0)], out),
+            2 => self.execute(&[b(0), b(1)], out),
+            3 => self.execute(&[b(0), b(1), b(2)], out),
+            n => {
+                let all: [Buffer<'_>; MAX_INPUTS] =
+                    std::array::from_fn(|k| if k < n { b(k) } else { Buffer::Output });
+                self.execute(&all[..n], out)
+            }
+        })
     }
 }

@@ -59,6 +59,37 @@ pub fn run<W: Word, O: Pod + Send + Sync, const N: usize>(
     }
 }
 
+/// Runs `f` over inputs that are contiguous runs of the output's element count into the contiguous
+/// `out`, on the calling thread: the entry of small calls on packed tensors of one shape, which need
+/// no [`Plan`] and no iteration space. Callers have validated the call and keep `out` below
+/// [`PARALLEL_BYTES`]; an input that is too short is a caller bug, and leaves `out` untouched.
+pub fn run_flat<W: Word, O: Pod, const N: usize>(
+    inputs: &[&[u8]],
+    out: &mut [u8],
+    f: impl Fn([W; N]) -> O,
+) {
+    let n = out.len() / size_of::<O>();
+    let out = &mut out[..n * size_of::<O>()];
+    if inputs.len() != N || inputs.iter().any(|b| b.len() < n * size_of::<W>()) {
+        debug_assert!(
+            false,
+            "run_flat: {} inputs for {N}, or one too short",
+            inputs.len()
+        );
+        return;
+    }
+    let ins: [Cow<'_, [W]>; N] = std::array::from_fn(|k| words(&inputs[k][..n * size_of::<W>()]));
+    let lanes: [&[W]; N] = std::array::from_fn(|k| &*ins[k]);
+    match bytemuck::try_cast_slice_mut::<u8, O>(out) {
+        Ok(o) => simd::compute(&lanes, o, &f),
+        Err(_) => {
+            let mut o: Vec<O> = bytemuck::pod_collect_to_vec(out);
+            simd::compute(&lanes, &mut o, &f);
+            out.copy_from_slice(bytemuck::cast_slice(&o));
+        }
+    }
+}
+
 fn words<W: Pod>(b: &[u8]) -> Cow<'_, [W]> {
     let whole = b.len() / size_of::<W>() * size_of::<W>();
     match bytemuck::try_cast_slice(&b[..whole]) {

@@ -5,7 +5,7 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 
 /// Up to [`MAX_RANK`] numbers (sizes or element strides), inline.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, Eq, Default)]
 pub struct Dims {
     len: u8,
     d: [usize; MAX_RANK],
@@ -46,6 +46,7 @@ impl Dims {
     }
 
     /// Product of the entries, `None` on overflow.
+    #[inline]
     pub fn product(&self) -> Option<usize> {
         self.iter().try_fold(1usize, |acc, &x| acc.checked_mul(x))
     }
@@ -62,14 +63,49 @@ impl Dims {
     }
 }
 
+/// Entries past `len` are always zero, so comparing the used entries is comparing the whole; an
+/// inline loop over them beats a call to `memcmp` for the short shapes of small calls.
+impl PartialEq for Dims {
+    #[inline]
+    fn eq(&self, other: &Dims) -> bool {
+        self.len == other.len && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+    }
+}
+
+impl Dims {
+    /// Packed strides that saturate instead of failing. Only a tensor with a size-0 dimension can
+    /// overflow them, and it addresses no element with them; owned tensors keep these.
+    #[inline]
+    pub(crate) fn packed_strides_saturating(&self) -> Dims {
+        let mut s = Dims {
+            len: self.len,
+            d: [0; MAX_RANK],
+        };
+        let mut acc = 1usize;
+        for i in (0..self.len as usize).rev() {
+            s.d[i] = acc;
+            acc = acc.saturating_mul(self.d[i].max(1));
+        }
+        s
+    }
+}
+
+impl std::hash::Hash for Dims {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (**self).hash(state);
+    }
+}
+
 impl Deref for Dims {
     type Target = [usize];
+    #[inline]
     fn deref(&self) -> &[usize] {
         &self.d[..self.len as usize]
     }
 }
 
 impl DerefMut for Dims {
+    #[inline]
     fn deref_mut(&mut self) -> &mut [usize] {
         &mut self.d[..self.len as usize]
     }

@@ -18,17 +18,38 @@ pub trait Element:
     const DATA_TYPE: DataType;
     /// The all-zero value.
     const ZERO: Self;
+    /// The word CPU kernels compute on: the type itself for integers, the unsigned integer of the
+    /// width for floats, a byte for `bool`. Used by generated code.
+    #[doc(hidden)]
+    type Word: Word;
+    /// The elements as kernel words (same size and alignment, so the view is free).
+    #[doc(hidden)]
+    fn as_words(data: &[Self]) -> &[Self::Word];
+    /// Runs `f` on `data` as kernel words; for `bool` through a scratch buffer, as
+    /// [`with_bytes_mut`](Self::with_bytes_mut).
+    #[doc(hidden)]
+    fn with_words_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [Self::Word]) -> R) -> R;
     /// Runs `f` on the bytes of `data`, writing what `f` writes back into `data`. For `bool` the bytes
     /// pass through a scratch buffer, since a `bool` may hold only 0 or 1.
     fn with_bytes_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [u8]) -> R) -> R;
 }
 
 macro_rules! pod_element {
-    ($($t:ty => $d:ident, $z:expr;)*) => {$(
+    ($($t:ty => $d:ident, $z:expr, $w:ty;)*) => {$(
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const DATA_TYPE: DataType = DataType::$d;
             const ZERO: Self = $z;
+            type Word = $w;
+            #[inline(always)]
+            fn as_words(data: &[Self]) -> &[$w] {
+                // Same size and alignment: the cast cannot fail.
+                bytemuck::cast_slice(data)
+            }
+            #[inline(always)]
+            fn with_words_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [$w]) -> R) -> R {
+                f(bytemuck::cast_slice_mut(data))
+            }
             fn with_bytes_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [u8]) -> R) -> R {
                 f(bytemuck::cast_slice_mut(data))
             }
@@ -37,15 +58,22 @@ macro_rules! pod_element {
 }
 
 pod_element! {
-    u8 => U8, 0; u16 => U16, 0; u32 => U32, 0; u64 => U64, 0;
-    i8 => I8, 0; i16 => I16, 0; i32 => I32, 0; i64 => I64, 0;
-    f16 => F16, f16::ZERO; f32 => F32, 0.0; f64 => F64, 0.0;
+    u8 => U8, 0, u8; u16 => U16, 0, u16; u32 => U32, 0, u32; u64 => U64, 0, u64;
+    i8 => I8, 0, i8; i16 => I16, 0, i16; i32 => I32, 0, i32; i64 => I64, 0, i64;
+    f16 => F16, f16::ZERO, u16; f32 => F32, 0.0, u32; f64 => F64, 0.0, u64;
 }
 
 impl sealed::Sealed for bool {}
 impl Element for bool {
     const DATA_TYPE: DataType = DataType::Bool;
     const ZERO: Self = false;
+    type Word = Bool8;
+    fn as_words(data: &[Self]) -> &[Bool8] {
+        bytemuck::cast_slice(data)
+    }
+    fn with_words_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [Bool8]) -> R) -> R {
+        Self::with_bytes_mut(data, |b| f(bytemuck::cast_slice_mut(b)))
+    }
     fn with_bytes_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [u8]) -> R) -> R {
         let mut bytes: Vec<u8> = data.iter().map(|&b| b as u8).collect();
         let r = f(&mut bytes);

@@ -22,20 +22,51 @@ pub fn compute<W: Word, O: Pod, const N: usize>(
     f: &impl Fn([W; N]) -> O,
 ) {
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
-            && std::arch::is_x86_feature_detected!("avx512bitalg")
-        {
-            // SAFETY: the features `compute_avx512` is compiled for were detected on this CPU.
-            return unsafe { compute_avx512(lanes, out, f) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 was detected on this CPU.
-            return unsafe { compute_avx2(lanes, out, f) };
-        }
+    match isa() {
+        // SAFETY: the features `compute_avx512` is compiled for were detected on this CPU.
+        Isa::Avx512 => return unsafe { compute_avx512(lanes, out, f) },
+        // SAFETY: AVX2 was detected on this CPU.
+        Isa::Avx2 => return unsafe { compute_avx2(lanes, out, f) },
+        Isa::Baseline => {}
     }
     crate::cpu::compute(lanes, out, f)
+}
+
+/// The instruction sets the hot loop is compiled for.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Isa {
+    Baseline = 1,
+    Avx2 = 2,
+    Avx512 = 3,
+}
+
+/// The best [`Isa`] of this CPU, detected once: small calls pay one load for the dispatch, not a
+/// feature test per feature.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn isa() -> Isa {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static ISA: AtomicU8 = AtomicU8::new(0);
+    match ISA.load(Ordering::Relaxed) {
+        3 => Isa::Avx512,
+        2 => Isa::Avx2,
+        1 => Isa::Baseline,
+        _ => {
+            let isa = if std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+                && std::arch::is_x86_feature_detected!("avx512bitalg")
+            {
+                Isa::Avx512
+            } else if std::arch::is_x86_feature_detected!("avx2") {
+                Isa::Avx2
+            } else {
+                Isa::Baseline
+            };
+            ISA.store(isa as u8, Ordering::Relaxed);
+            isa
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -103,6 +134,60 @@ pub fn fence() {
 
 #[cfg(test)]
 mod tests {
+    use crate::element::IntWord;
+
+    /// Each version of the hot loop this CPU runs gives the baseline's result, for shifts and
+    /// counts (where the instruction sets differ most) at every width and tail length.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_instruction_set_gives_the_baseline_result() {
+        fn words<W: IntWord>(seed: u64, n: usize, from: fn(u64) -> W) -> Vec<W> {
+            let mut x = seed;
+            (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    from(if x.is_multiple_of(3) { x % 70 } else { x })
+                })
+                .collect()
+        }
+        fn check<W: IntWord + PartialEq + std::fmt::Debug>(from: fn(u64) -> W) {
+            let mixed = |[a, b]: [W; 2]| a.shl(b).xor(a.shr(b)).or(a.wrapping_shr(b).not());
+            let count = |[a]: [W; 1]| a.count_ones();
+            for n in [0, 1, 7, 31, 64, 65, 129, 1000] {
+                let (a, b) = (words(n as u64 + 1, n, from), words(n as u64 + 99, n, from));
+                let (mut base, mut base_c) = (vec![W::lit(0); n], vec![0u32; n]);
+                crate::cpu::compute(&[&a[..], &b[..]], &mut base, &mixed);
+                crate::cpu::compute(&[&a[..]], &mut base_c, &count);
+                let mut got = vec![W::lit(0); n];
+                let mut got_c = vec![0u32; n];
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: AVX2 was detected on this CPU.
+                    unsafe { super::compute_avx2(&[&a[..], &b[..]], &mut got, &mixed) };
+                    unsafe { super::compute_avx2(&[&a[..]], &mut got_c, &count) };
+                    assert_eq!((&got, &got_c), (&base, &base_c), "AVX2, {n} elements");
+                }
+                if super::isa() == super::Isa::Avx512 {
+                    // SAFETY: `isa` detected every feature `compute_avx512` is compiled for.
+                    unsafe { super::compute_avx512(&[&a[..], &b[..]], &mut got, &mixed) };
+                    unsafe { super::compute_avx512(&[&a[..]], &mut got_c, &count) };
+                    assert_eq!((&got, &got_c), (&base, &base_c), "AVX-512, {n} elements");
+                }
+                super::compute(&[&a[..], &b[..]], &mut got, &mixed);
+                assert_eq!(got, base, "dispatched, {n} elements");
+            }
+        }
+        check::<u8>(|v| v as u8);
+        check::<i8>(|v| v as i8);
+        check::<u16>(|v| v as u16);
+        check::<i16>(|v| v as i16);
+        check::<u32>(|v| v as u32);
+        check::<i32>(|v| v as i32);
+        check::<u64>(|v| v);
+        check::<i64>(|v| v as i64);
+    }
+
     #[test]
     fn copies_every_byte_at_every_alignment() {
         let src: Vec<u8> = (0..200u8).collect();

@@ -33,7 +33,7 @@ impl<T: Element> Tensor<T> {
                 expected,
             });
         }
-        let strides = dims.packed_strides().unwrap_or_default();
+        let strides = dims.packed_strides_saturating();
         Ok(Tensor {
             data,
             shape: dims,
@@ -43,7 +43,7 @@ impl<T: Element> Tensor<T> {
 
     /// A tensor whose shape and length the validator already checked.
     pub(crate) fn from_checked(data: Vec<T>, shape: Dims) -> Tensor<T> {
-        let strides = shape.packed_strides().unwrap_or_default();
+        let strides = shape.packed_strides_saturating();
         Tensor {
             data,
             shape,
@@ -98,18 +98,22 @@ impl<T: Element> Tensor<T> {
     /// A borrowed view.
     pub fn view(&self) -> TensorView<'_, T> {
         TensorView {
-            strides: self.strides,
             data: &self.data,
-            sizes: self.shape,
+            layout: Layout::Tensor {
+                sizes: &self.shape,
+                strides: &self.strides,
+            },
         }
     }
 
     /// A mutable borrowed view.
     pub fn view_mut(&mut self) -> TensorViewMut<'_, T> {
         TensorViewMut {
-            strides: self.strides,
             data: &mut self.data,
-            sizes: self.shape,
+            layout: Layout::Tensor {
+                sizes: &self.shape,
+                strides: &self.strides,
+            },
         }
     }
 }
@@ -174,12 +178,69 @@ fn view_desc<T: Element>(
     Ok(d)
 }
 
+/// A view's sizes and strides.
+#[derive(Clone, Copy)]
+enum Layout<'a> {
+    /// Borrowed from a [`Tensor`], which is packed: a view of a tensor is built by copying two
+    /// pointers, not two shapes, which small calls notice.
+    Tensor { sizes: &'a Dims, strides: &'a Dims },
+    /// The view's own, with whether they are packed in C order, decided once at construction.
+    Own {
+        sizes: Dims,
+        strides: Dims,
+        packed: bool,
+    },
+}
+
+impl Layout<'_> {
+    fn new(sizes: Dims, strides: Dims) -> Layout<'static> {
+        Layout::Own {
+            sizes,
+            strides,
+            packed: is_packed(&sizes, &strides),
+        }
+    }
+
+    #[inline]
+    fn sizes(&self) -> &Dims {
+        match self {
+            Layout::Tensor { sizes, .. } => sizes,
+            Layout::Own { sizes, .. } => sizes,
+        }
+    }
+
+    #[inline]
+    fn strides(&self) -> &Dims {
+        match self {
+            Layout::Tensor { strides, .. } => strides,
+            Layout::Own { strides, .. } => strides,
+        }
+    }
+
+    #[inline]
+    fn packed(&self) -> bool {
+        match self {
+            Layout::Tensor { .. } => true,
+            Layout::Own { packed, .. } => *packed,
+        }
+    }
+}
+
 /// A borrowed tensor with element strides over a slice (0 strides broadcast).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct TensorView<'a, T> {
     data: &'a [T],
-    sizes: Dims,
-    strides: Dims,
+    layout: Layout<'a>,
+}
+
+impl<T: fmt::Debug> fmt::Debug for TensorView<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TensorView")
+            .field("shape", &&**self.layout.sizes())
+            .field("strides", &&**self.layout.strides())
+            .field("data", &self.data)
+            .finish()
+    }
 }
 
 impl<'a, T: Element> TensorView<'a, T> {
@@ -188,8 +249,7 @@ impl<'a, T: Element> TensorView<'a, T> {
         let d = view_desc::<T>(data.len(), sizes, None, false)?;
         Ok(TensorView {
             data,
-            sizes: d.dims(),
-            strides: d.effective_strides(),
+            layout: Layout::new(d.dims(), d.effective_strides()),
         })
     }
 
@@ -198,19 +258,18 @@ impl<'a, T: Element> TensorView<'a, T> {
         let d = view_desc::<T>(data.len(), sizes, Some(strides), false)?;
         Ok(TensorView {
             data,
-            sizes: d.dims(),
-            strides: d.effective_strides(),
+            layout: Layout::new(d.dims(), d.effective_strides()),
         })
     }
 
     /// The sizes.
     pub fn shape(&self) -> &[usize] {
-        &self.sizes
+        self.layout.sizes()
     }
 
     /// The element strides.
     pub fn strides(&self) -> &[usize] {
-        &self.strides
+        self.layout.strides()
     }
 
     /// The underlying slice.
@@ -220,26 +279,31 @@ impl<'a, T: Element> TensorView<'a, T> {
 
     /// The description of this view.
     pub fn desc(&self) -> TensorDesc {
-        desc_of::<T>(&self.sizes, &self.strides)
+        desc_of::<T>(
+            self.layout.sizes(),
+            self.layout.strides(),
+            self.layout.packed(),
+        )
     }
 
     /// Whether the view is packed in C order.
     pub fn is_packed(&self) -> bool {
-        is_packed(&self.sizes, &self.strides)
+        self.layout.packed()
     }
 
-    pub(crate) fn dims(&self) -> Dims {
-        self.sizes
+    pub(crate) fn dims(&self) -> &Dims {
+        self.layout.sizes()
     }
 
     /// Copies the elements into an owned packed tensor.
     pub fn to_tensor(&self) -> Tensor<T> {
-        let mut out = Vec::with_capacity(self.sizes.product().unwrap_or(0));
-        gather(self.data, &self.sizes, &self.strides, 0, 0, &mut out);
+        let sizes = self.layout.sizes();
+        let mut out = Vec::with_capacity(sizes.product().unwrap_or(0));
+        gather(self.data, sizes, self.layout.strides(), 0, 0, &mut out);
         Tensor {
             data: out,
-            shape: self.sizes,
-            strides: self.sizes.packed_strides().unwrap_or_default(),
+            shape: *sizes,
+            strides: sizes.packed_strides_saturating(),
         }
     }
 }
@@ -261,16 +325,12 @@ fn gather<T: Copy>(
     }
 }
 
-fn desc_of<T: Element>(sizes: &Dims, strides: &Dims) -> TensorDesc {
+fn desc_of<T: Element>(sizes: &Dims, strides: &Dims, packed: bool) -> TensorDesc {
     // Packed views are described without strides, which keeps validation on its fast path.
     TensorDesc::from_parts(
         T::DATA_TYPE,
         *sizes,
-        if is_packed(sizes, strides) {
-            None
-        } else {
-            Some(*strides)
-        },
+        if packed { None } else { Some(*strides) },
     )
 }
 
@@ -300,11 +360,19 @@ impl<'a, T: Element> From<&TensorView<'a, T>> for TensorView<'a, T> {
 
 /// A mutable borrowed tensor with element strides: the destination of `run_into` and in-place calls.
 /// Strides must be non-zero and no two elements may share memory.
-#[derive(Debug)]
 pub struct TensorViewMut<'a, T> {
     data: &'a mut [T],
-    sizes: Dims,
-    strides: Dims,
+    layout: Layout<'a>,
+}
+
+impl<T: fmt::Debug> fmt::Debug for TensorViewMut<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TensorViewMut")
+            .field("shape", &&**self.layout.sizes())
+            .field("strides", &&**self.layout.strides())
+            .field("data", &self.data)
+            .finish()
+    }
 }
 
 impl<'a, T: Element> TensorViewMut<'a, T> {
@@ -313,8 +381,7 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
         let d = view_desc::<T>(data.len(), sizes, None, true)?;
         Ok(TensorViewMut {
             data,
-            sizes: d.dims(),
-            strides: d.effective_strides(),
+            layout: Layout::new(d.dims(), d.effective_strides()),
         })
     }
 
@@ -323,37 +390,47 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
         let d = view_desc::<T>(data.len(), sizes, Some(strides), true)?;
         Ok(TensorViewMut {
             data,
-            sizes: d.dims(),
-            strides: d.effective_strides(),
+            layout: Layout::new(d.dims(), d.effective_strides()),
         })
     }
 
     /// The sizes.
     pub fn shape(&self) -> &[usize] {
-        &self.sizes
+        self.layout.sizes()
     }
 
     /// The element strides.
     pub fn strides(&self) -> &[usize] {
-        &self.strides
+        self.layout.strides()
     }
 
     /// The description of this view.
     pub fn desc(&self) -> TensorDesc {
-        desc_of::<T>(&self.sizes, &self.strides)
+        desc_of::<T>(
+            self.layout.sizes(),
+            self.layout.strides(),
+            self.layout.packed(),
+        )
     }
 
     /// The view's elements as an immutable view.
     pub fn as_view(&self) -> TensorView<'_, T> {
         TensorView {
             data: self.data,
-            sizes: self.sizes,
-            strides: self.strides,
+            layout: self.layout,
         }
     }
 
     pub(crate) fn data_mut(&mut self) -> &mut [T] {
         self.data
+    }
+
+    pub(crate) fn dims(&self) -> &Dims {
+        self.layout.sizes()
+    }
+
+    pub(crate) fn is_packed(&self) -> bool {
+        self.layout.packed()
     }
 }
 

@@ -59,55 +59,135 @@ fn bytes<'a, T: Element>(v: &TensorView<'a, T>) -> &'a [u8] {
     bytemuck::cast_slice(v.data())
 }
 
-/// Runs `op` on typed inputs into a new packed tensor of `O`.
+/// Runs `op` on typed inputs into a new packed tensor of `O`. `f` is the op's element function at
+/// `T`'s word, which small calls on packed tensors of one shape run directly.
+#[inline]
 pub fn run_new<T: Element, O: Element, const N: usize>(
     op: &'static OpInfo,
     call: &Call,
     inputs: [TensorView<'_, T>; N],
+    f: impl Fn([T::Word; N]) -> O::Word,
 ) -> Result<Tensor<O>> {
-    let mut plan = crate::op::Plan::EMPTY;
-    let same = inputs
-        .iter()
-        .all(|v| v.is_packed() && v.shape() == inputs[0].shape());
-    let shape = inputs.first().map(|v| v.dims()).unwrap_or_default();
-    if !(same
-        && crate::op::plan_same_shape(op, call, N, T::DATA_TYPE, O::DATA_TYPE, &shape, &mut plan)?)
+    // Packed inputs of one shape: the validator's shortcut, else the full validator.
+    if let Some(first) = inputs.first()
+        && inputs
+            .iter()
+            .all(|v| v.is_packed() && v.dims() == first.dims())
     {
-        let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
-        let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
-        crate::op::validate_new_output_into(op, call, &refs, O::DATA_TYPE, &mut plan)?;
+        let shape = first.dims();
+        let checked = crate::op::check_same_shape(op, call, N, T::DATA_TYPE, O::DATA_TYPE, shape)?;
+        if let Some((count, broadcast)) = checked {
+            // Not `vec![O::ZERO; count]`: glibc's `calloc`, which that becomes, bypasses the
+            // allocator's per-thread cache.
+            let mut out = Vec::with_capacity(count);
+            out.extend(std::iter::repeat_n(O::ZERO, count));
+            let data: [&[T]; N] = std::array::from_fn(|k| inputs[k].data());
+            run_packed(op, broadcast, shape, data, &mut out, f);
+            return Ok(Tensor::from_checked(out, *shape));
+        }
     }
+    run_new_general(op, call, inputs)
+}
+
+/// [`run_new`] for any views: the full validator and the op's plan-driven kernel.
+#[inline(never)]
+fn run_new_general<T: Element, O: Element, const N: usize>(
+    op: &'static OpInfo,
+    call: &Call,
+    inputs: [TensorView<'_, T>; N],
+) -> Result<Tensor<O>> {
+    let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
+    let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
+    let mut plan = crate::op::Plan::EMPTY;
+    crate::op::validate_new_output_into(op, call, &refs, O::DATA_TYPE, &mut plan)?;
     let srcs: [Src<'_>; N] = std::array::from_fn(|k| Src::Bytes(bytes(&inputs[k])));
     let mut out = vec![O::ZERO; plan.count];
     O::with_bytes_mut(&mut out, |b| (op.cpu)(&plan, &srcs, b));
     Ok(Tensor::from_checked(out, plan.out_shape))
 }
 
-/// Runs `op` on typed inputs into an existing (possibly strided) output view.
+/// Runs `op` on typed inputs into an existing (possibly strided) output view; `f` as for
+/// [`run_new`].
+#[inline]
 pub fn run_into<T: Element, O: Element, const N: usize>(
     op: &'static OpInfo,
     call: &Call,
     inputs: [TensorView<'_, T>; N],
     mut out: TensorViewMut<'_, O>,
+    f: impl Fn([T::Word; N]) -> O::Word,
 ) -> Result<()> {
-    let mut plan = crate::op::Plan::EMPTY;
     // Packed inputs and output of one shape: the validator's shortcut (views are valid by
     // construction), else the full validator.
-    let same = out.as_view().is_packed()
+    if out.is_packed()
         && inputs
             .iter()
-            .all(|v| v.is_packed() && v.shape() == out.shape());
-    let shape = out.as_view().dims();
-    if !(same
-        && crate::op::plan_same_shape(op, call, N, T::DATA_TYPE, O::DATA_TYPE, &shape, &mut plan)?)
+            .all(|v| v.is_packed() && v.dims() == out.dims())
     {
-        let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
-        let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
-        plan = crate::validate(op, call, &refs, &out.desc())?;
+        let checked =
+            crate::op::check_same_shape(op, call, N, T::DATA_TYPE, O::DATA_TYPE, out.dims())?;
+        if let Some((count, broadcast)) = checked {
+            // Every input has the output's shape.
+            let shape = inputs.first().map_or(&crate::Dims::EMPTY, |v| v.dims());
+            let data: [&[T]; N] = std::array::from_fn(|k| inputs[k].data());
+            run_packed(op, broadcast, shape, data, &mut out.data_mut()[..count], f);
+            return Ok(());
+        }
     }
+    run_into_general(op, call, inputs, out)
+}
+
+/// [`run_into`] for any views: the full validator and the op's plan-driven kernel.
+#[inline(never)]
+fn run_into_general<T: Element, O: Element, const N: usize>(
+    op: &'static OpInfo,
+    call: &Call,
+    inputs: [TensorView<'_, T>; N],
+    mut out: TensorViewMut<'_, O>,
+) -> Result<()> {
+    let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
+    let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
+    let plan = crate::validate(op, call, &refs, &out.desc())?;
     let srcs: [Src<'_>; N] = std::array::from_fn(|k| Src::Bytes(bytes(&inputs[k])));
     O::with_bytes_mut(out.data_mut(), |b| (op.cpu)(&plan, &srcs, b));
     Ok(())
+}
+
+/// Runs a call that passed [`check_same_shape`](crate::op::check_same_shape) on the inputs' `data`
+/// into `out`, which holds exactly the element count: small ones with `f` on this thread, with no
+/// plan and no type dispatch; larger ones through [`run_large`]. Inlined into the generated methods
+/// with only slices and a shape, so that the views need not be built in memory.
+#[inline]
+fn run_packed<T: Element, O: Element, const N: usize>(
+    op: &'static OpInfo,
+    broadcast: crate::Broadcast,
+    shape: &crate::Dims,
+    data: [&[T]; N],
+    out: &mut [O],
+    f: impl Fn([T::Word; N]) -> O::Word,
+) {
+    let count = out.len();
+    if size_of_val(out) < crate::PARALLEL_BYTES {
+        let lanes: [&[T::Word]; N] = std::array::from_fn(|k| &T::as_words(data[k])[..count]);
+        O::with_words_mut(out, |o| crate::simd::compute(&lanes, o, &f));
+    } else {
+        run_large(op, broadcast, *shape, data, out);
+    }
+}
+
+/// A large call on packed tensors of one shape: a one-dimensional plan, the op's kernel, the
+/// thread pool.
+#[inline(never)]
+fn run_large<T: Element, O: Element, const N: usize>(
+    op: &'static OpInfo,
+    broadcast: crate::Broadcast,
+    shape: crate::Dims,
+    data: [&[T]; N],
+    out: &mut [O],
+) {
+    let plan =
+        crate::op::same_shape_plan(N, T::DATA_TYPE, O::DATA_TYPE, &shape, out.len(), broadcast);
+    let srcs: [Src<'_>; N] = std::array::from_fn(|k| Src::Bytes(bytemuck::cast_slice(data[k])));
+    O::with_bytes_mut(out, |b| (op.cpu)(&plan, &srcs, b));
 }
 
 /// Runs `op` in place: input `alias` is `target`, which also receives the output; `others` are the

@@ -240,20 +240,37 @@ pub const SENTINEL: u8 = 0xA5;
 pub fn build(seed: u64) -> Built {
     let mut rng = Rng(seed);
     let c = make_case(&mut rng);
+    build_case(c, &mut rng, true)
+}
+
+/// A case whose inputs and output are packed tensors of the output's shape (sometimes in place):
+/// the calls that small-call fast paths take.
+pub fn build_packed(seed: u64) -> Built {
+    let mut rng = Rng(seed);
+    let mut c = make_case(&mut rng);
+    for (shape, start) in c.in_shapes.iter_mut().zip(&mut c.starts) {
+        shape.clone_from(&c.out_shape);
+        *start = 0;
+    }
+    if let Broadcast::Pdpd { .. } = c.broadcast {
+        c.broadcast = Broadcast::PDPD;
+    }
+    build_case(c, &mut rng, false)
+}
+
+fn build_case(c: Case, rng: &mut Rng, strides: bool) -> Built {
     let esz = c.dt.size();
     let mut descs = Vec::new();
     let mut datas = Vec::new();
     for shape in &c.in_shapes {
         let mut d = TensorDesc::new(c.dt, shape).unwrap();
-        if rng.chance(50) {
-            d = d
-                .with_strides(&random_strides(&mut rng, shape, true))
-                .unwrap();
+        if strides && rng.chance(50) {
+            d = d.with_strides(&random_strides(rng, shape, true)).unwrap();
         }
         let mut bytes = vec![0u8; d.total_bytes()];
         for i in 0..bytes.len() / esz {
             let v = if rng.chance(20) {
-                special(c.dt, &mut rng)
+                special(c.dt, rng)
             } else {
                 rng.next()
             };
@@ -274,9 +291,9 @@ pub fn build(seed: u64) -> Built {
     let mut out_desc = TensorDesc::new(c.out_dt, &c.out_shape).unwrap();
     if let Some(k) = alias {
         out_desc = descs[k];
-    } else if rng.chance(50) {
+    } else if strides && rng.chance(50) {
         out_desc = out_desc
-            .with_strides(&random_strides(&mut rng, &c.out_shape, false))
+            .with_strides(&random_strides(rng, &c.out_shape, false))
             .unwrap();
     }
     let out_init = match alias {
@@ -322,5 +339,37 @@ impl Built {
             &mut out,
         )?;
         Ok(out)
+    }
+
+    /// The case compiled once and executed, with every buffer starting `offset` bytes into an
+    /// allocation (so an odd offset misaligns them for the kernel's words).
+    pub fn run_compiled(&self, offset: usize) -> Result<Vec<u8>, tensorbits::Error> {
+        let descs: Vec<&TensorDesc> = (0..self.case.op.arity())
+            .map(|k| {
+                if Some(k) == self.alias {
+                    &self.out_desc
+                } else {
+                    &self.descs[k]
+                }
+            })
+            .collect();
+        let compiled = tensorbits::compile(self.case.op, &self.call(), &descs, &self.out_desc)?;
+        let shifted: Vec<Vec<u8>> = self
+            .datas
+            .iter()
+            .map(|d| [vec![0u8; offset], d.clone()].concat())
+            .collect();
+        let buffers: Vec<tensorbits::Buffer<'_>> = (0..self.case.op.arity())
+            .map(|k| {
+                if Some(k) == self.alias {
+                    tensorbits::Buffer::Output
+                } else {
+                    tensorbits::Buffer::Bytes(&shifted[k][offset..])
+                }
+            })
+            .collect();
+        let mut out = [vec![0u8; offset], self.out_init.clone()].concat();
+        compiled.execute(&buffers, &mut out[offset..])?;
+        Ok(out.split_off(offset))
     }
 }

@@ -177,15 +177,16 @@ impl Device<'_> {
 }
 
 /// Runs `op` on host tensors on `device`: on a GPU, the inputs are uploaded (packed) and the result
-/// read back. What generated `run_on` methods call.
+/// read back. What generated `run_on` methods call; `f` as for the CPU's `run_new`.
 pub fn run_on<T: Element, O: Element, const N: usize>(
     device: &Device<'_>,
     op: &'static OpInfo,
     call: &Call,
     inputs: [TensorView<'_, T>; N],
+    f: impl Fn([T::Word; N]) -> O::Word,
 ) -> Result<Tensor<O>> {
     match device {
-        Device::Cpu => crate::typed::run_new(op, call, inputs),
+        Device::Cpu => crate::typed::run_new(op, call, inputs, f),
         Device::Gpu(g) => {
             let up: Vec<GpuTensor<T>> =
                 inputs.iter().map(|v| g.upload(*v)).collect::<Result<_>>()?;

@@ -1,0 +1,229 @@
+//! The typed methods' small-call path (packed tensors of one shape, run with the element function at
+//! the type's word, no plan) and their large same-shape path, on every op and type, against the
+//! scalar reference in `common`: every length around the vector widths, views over longer slices
+//! (nothing past the view is read or written), `run`, `run_with`, `run_into` and `run_on`.
+
+mod common;
+
+use common::{Rng, eval, mask, read};
+use tensorbits::levels::EXT;
+use tensorbits::ops::{
+    BitAnd, BitAndSupports, BitCount, BitCountOutput, BitCountSupports, BitNot, BitNotSupports,
+    BitOr, BitOrSupports, BitShiftLeft, BitShiftLeftSupports, BitShiftRight, BitShiftRightSupports,
+    BitXor, BitXorSupports,
+};
+use tensorbits::{
+    Device, Element, Options, PARALLEL_BYTES, Tensor, TensorView, TensorViewMut, f16,
+};
+
+/// Lengths around every vector width and unroll factor, and 0.
+const LENGTHS: [usize; 16] = [0, 1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 257, 1000];
+
+/// Random elements of a type from random bits; shift counts often in range.
+trait Gen: Element {
+    fn random(rng: &mut Rng) -> Self;
+}
+
+macro_rules! gen_bits {
+    ($($t:ty => $from:expr;)*) => {$(
+        impl Gen for $t {
+            fn random(rng: &mut Rng) -> Self {
+                let v = if rng.chance(30) { rng.next() % 80 } else { rng.next() };
+                $from(v)
+            }
+        }
+    )*};
+}
+
+gen_bits! {
+    u8 => |v: u64| v as u8; u16 => |v: u64| v as u16; u32 => |v: u64| v as u32; u64 => |v: u64| v;
+    i8 => |v: u64| v as i8; i16 => |v: u64| v as i16; i32 => |v: u64| v as i32; i64 => |v: u64| v as i64;
+    f16 => |v: u64| f16::from_bits(v as u16); f32 => |v: u64| f32::from_bits(v as u32);
+    f64 => f64::from_bits; bool => |v: u64| v & 1 == 1;
+}
+
+fn tensor<T: Gen>(rng: &mut Rng, shape: &[usize]) -> Tensor<T> {
+    let n = shape.iter().product();
+    Tensor::from_vec((0..n).map(|_| T::random(rng)).collect(), shape).unwrap()
+}
+
+fn bytes<T: Element>(v: &[T]) -> &[u8] {
+    bytemuck::cast_slice(v)
+}
+
+/// Compares `got` (elements of `O`) with the reference of `op` on `inputs`, element by element.
+fn check<T: Element, O: Element>(op: &str, what: &str, inputs: &[&[T]], got: &[O]) {
+    let (dt, out_dt) = (T::DATA_TYPE, O::DATA_TYPE);
+    for (i, g) in got.iter().enumerate() {
+        let args: Vec<u64> = inputs.iter().map(|x| read(bytes(x), dt, i)).collect();
+        let want = eval(op, dt, &args) & mask(out_dt);
+        let g = read(bytes(std::slice::from_ref(g)), out_dt, 0);
+        assert_eq!(
+            g,
+            want,
+            "{op} {dt} {what}: element {i} of {}: inputs {args:x?}",
+            got.len()
+        );
+    }
+}
+
+/// The shapes tried for `n` elements: flat, and the same count as a rank-3 tensor.
+fn shapes(n: usize) -> Vec<Vec<usize>> {
+    vec![vec![n], vec![1, n, 1]]
+}
+
+macro_rules! binary_op {
+    ($test:ident, $large:ident, $op:ident, $sup:ident, [$($t:ty),*]) => {
+        #[test]
+        fn $test() {
+            fn one<T: $sup<EXT> + Gen>(rng: &mut Rng, shape: &[usize]) {
+                let name = <$op as tensorbits::Op>::INFO.name;
+                let (a, b) = (tensor::<T>(rng, shape), tensor::<T>(rng, shape));
+                let n = a.data().len();
+                let ins = [a.data(), b.data()];
+                check(name, "run", &ins, $op::run(&a, &b).unwrap().data());
+                let opts = Options::at(EXT);
+                check(name, "run_with", &ins, $op::run_with(&opts, &a, &b).unwrap().data());
+                let on = $op::run_on(&Device::Cpu, &opts, &a, &b).unwrap();
+                check(name, "run_on", &ins, on.data());
+                // Views over longer slices: the tails are neither read nor written.
+                let mut long_a = a.data().to_vec();
+                long_a.push(T::random(rng));
+                let mut out: Vec<T> = (0..n + 3).map(|_| T::random(rng)).collect();
+                let tail = out[n..].to_vec();
+                let va = TensorView::new(&long_a, shape).unwrap();
+                let vo = TensorViewMut::new(&mut out, shape).unwrap();
+                $op::run_into(&opts, va, &b, vo).unwrap();
+                check(name, "run_into", &ins, &out[..n]);
+                assert_eq!(bytes(&out[n..]), bytes(&tail), "{name}: run_into wrote past its view");
+            }
+            let mut rng = Rng(0x5eed ^ line!() as u64);
+            $(
+                for n in LENGTHS {
+                    for shape in shapes(n) {
+                        one::<$t>(&mut rng, &shape);
+                    }
+                }
+            )*
+        }
+
+        /// Above the thread-pool threshold: the one-dimensional plan.
+        #[test]
+        fn $large() {
+            let mut rng = Rng(0x1a26e ^ line!() as u64);
+            $(
+                let n = PARALLEL_BYTES / size_of::<$t>() + 5;
+                let (a, b) = (tensor::<$t>(&mut rng, &[n]), tensor::<$t>(&mut rng, &[n]));
+                let name = <$op as tensorbits::Op>::INFO.name;
+                check(name, "large", &[a.data(), b.data()], $op::run(&a, &b).unwrap().data());
+            )*
+        }
+    };
+}
+
+const _: () = assert!(size_of::<bool>() == 1);
+
+binary_op!(
+    xor_small,
+    xor_large,
+    BitXor,
+    BitXorSupports,
+    [u8, u16, u32, u64, i8, i16, i32, i64, f16, f32, f64, bool]
+);
+binary_op!(
+    and_small,
+    and_large,
+    BitAnd,
+    BitAndSupports,
+    [u8, u16, u32, u64, i8, i16, i32, i64, f16, f32, f64, bool]
+);
+binary_op!(
+    or_small,
+    or_large,
+    BitOr,
+    BitOrSupports,
+    [u8, u16, u32, u64, i8, i16, i32, i64, f16, f32, f64, bool]
+);
+binary_op!(
+    shl_small,
+    shl_large,
+    BitShiftLeft,
+    BitShiftLeftSupports,
+    [u8, u16, u32, u64, i8, i16, i32, i64]
+);
+binary_op!(
+    shr_small,
+    shr_large,
+    BitShiftRight,
+    BitShiftRightSupports,
+    [u8, u16, u32, u64, i8, i16, i32, i64]
+);
+
+#[test]
+fn not_small_and_large() {
+    fn one<T: BitNotSupports<EXT> + Gen>(rng: &mut Rng, shape: &[usize]) {
+        let a = tensor::<T>(rng, shape);
+        let n = a.data().len();
+        check(
+            "ELEMENT_WISE_BIT_NOT",
+            "run",
+            &[a.data()],
+            BitNot::run(&a).unwrap().data(),
+        );
+        let mut out: Vec<T> = (0..n + 2).map(|_| T::random(rng)).collect();
+        let tail = out[n..].to_vec();
+        let vo = TensorViewMut::new(&mut out, shape).unwrap();
+        BitNot::run_into(&Options::new(), &a, vo).unwrap();
+        check("ELEMENT_WISE_BIT_NOT", "run_into", &[a.data()], &out[..n]);
+        assert_eq!(
+            bytes(&out[n..]),
+            bytes(&tail),
+            "NOT: run_into wrote past its view"
+        );
+    }
+    macro_rules! each {
+        ($($t:ty),*) => {$(
+            let mut rng = Rng(7);
+            for n in LENGTHS {
+                for shape in shapes(n) {
+                    one::<$t>(&mut rng, &shape);
+                }
+            }
+            one::<$t>(&mut rng, &[PARALLEL_BYTES / size_of::<$t>() + 5]);
+        )*};
+    }
+    each!(u8, u16, u32, u64, i8, i16, i32, i64, f16, f32, f64, bool);
+}
+
+#[test]
+fn count_small_and_large() {
+    fn one<T: BitCountSupports<EXT> + Gen, O: BitCountOutput>(rng: &mut Rng, shape: &[usize]) {
+        let a = tensor::<T>(rng, shape);
+        let n = a.data().len();
+        let name = "ELEMENT_WISE_BIT_COUNT";
+        let c: Tensor<O> = BitCount::run(&a).unwrap();
+        check(name, "run", &[a.data()], c.data());
+        let mut out = vec![O::ZERO; n + 2];
+        let vo = TensorViewMut::new(&mut out, shape).unwrap();
+        BitCount::run_into(&Options::new(), &a, vo).unwrap();
+        check(name, "run_into", &[a.data()], &out[..n]);
+        assert_eq!(
+            bytes(&out[n..]),
+            bytes(&[O::ZERO, O::ZERO]),
+            "COUNT: wrote past its view"
+        );
+    }
+    macro_rules! each {
+        ($($t:ty),*) => {$(
+            let mut rng = Rng(11);
+            for n in LENGTHS {
+                for shape in shapes(n) {
+                    one::<$t, u8>(&mut rng, &shape);
+                    one::<$t, u32>(&mut rng, &shape);
+                }
+            }
+            one::<$t, u8>(&mut rng, &[PARALLEL_BYTES + 5]);
+        )*};
+    }
+    each!(u8, u16, u32, u64, i8, i16, i32, i64, f16, f32, f64);
+}
