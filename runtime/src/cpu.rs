@@ -314,6 +314,33 @@ fn row<W: Word, O: Pod, const N: usize>(
     }
 }
 
+/// [`compute`] into a new vector of `n` elements, written once (no zero fill first). Each lane
+/// holds at least `n` words.
+#[inline(always)]
+pub(crate) fn compute_new<W: Word, O: Pod, const N: usize>(
+    lanes: &[&[W]; N],
+    n: usize,
+    f: &impl Fn([W; N]) -> O,
+) -> Vec<O> {
+    match N {
+        1 => lanes[0][..n]
+            .iter()
+            .map(|&a| f(std::array::from_fn(|_| a)))
+            .collect(),
+        2 => lanes[0][..n]
+            .iter()
+            .zip(&lanes[1][..n])
+            .map(|(&a, &b)| f(std::array::from_fn(|k| if k == 0 { a } else { b })))
+            .collect(),
+        _ => {
+            let s: [&[W]; N] = std::array::from_fn(|k| &lanes[k][..n]);
+            (0..n)
+                .map(|i| f(std::array::from_fn(|k| s[k][i])))
+                .collect()
+        }
+    }
+}
+
 /// The one hot loop: contiguous inputs to a contiguous output. Written per arity with iterators so
 /// that the compiler sees no bounds checks and vectorizes it.
 #[inline(always)]

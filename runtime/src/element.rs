@@ -29,6 +29,10 @@ pub trait Element:
     /// [`with_bytes_mut`](Self::with_bytes_mut).
     #[doc(hidden)]
     fn with_words_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [Self::Word]) -> R) -> R;
+    /// Kernel words back to elements, in the same allocation where the layouts match (every type
+    /// but `bool`, whose words are normalised to 0 or 1 here).
+    #[doc(hidden)]
+    fn from_words(words: Vec<Self::Word>) -> Vec<Self>;
     /// Runs `f` on the bytes of `data`, writing what `f` writes back into `data`. For `bool` the bytes
     /// pass through a scratch buffer, since a `bool` may hold only 0 or 1.
     fn with_bytes_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [u8]) -> R) -> R;
@@ -49,6 +53,11 @@ macro_rules! pod_element {
             #[inline(always)]
             fn with_words_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [$w]) -> R) -> R {
                 f(bytemuck::cast_slice_mut(data))
+            }
+            #[inline(always)]
+            fn from_words(words: Vec<$w>) -> Vec<Self> {
+                // Same size and alignment: the allocation is reused and the cast cannot fail.
+                bytemuck::allocation::cast_vec(words)
             }
             fn with_bytes_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [u8]) -> R) -> R {
                 f(bytemuck::cast_slice_mut(data))
@@ -73,6 +82,9 @@ impl Element for bool {
     }
     fn with_words_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [Bool8]) -> R) -> R {
         Self::with_bytes_mut(data, |b| f(bytemuck::cast_slice_mut(b)))
+    }
+    fn from_words(words: Vec<Bool8>) -> Vec<Self> {
+        words.into_iter().map(|w| w.0 != 0).collect()
     }
     fn with_bytes_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [u8]) -> R) -> R {
         let mut bytes: Vec<u8> = data.iter().map(|&b| b as u8).collect();

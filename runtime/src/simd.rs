@@ -32,6 +32,24 @@ pub fn compute<W: Word, O: Pod, const N: usize>(
     crate::cpu::compute(lanes, out, f)
 }
 
+/// [`crate::cpu::compute_new`] in the best version this CPU runs: the hot loop into a new vector.
+#[inline]
+pub fn compute_new<W: Word, O: Pod, const N: usize>(
+    lanes: &[&[W]; N],
+    n: usize,
+    f: &impl Fn([W; N]) -> O,
+) -> Vec<O> {
+    #[cfg(target_arch = "x86_64")]
+    match isa() {
+        // SAFETY: the features `compute_new_avx512` is compiled for were detected on this CPU.
+        Isa::Avx512 => return unsafe { compute_new_avx512(lanes, n, f) },
+        // SAFETY: AVX2 was detected on this CPU.
+        Isa::Avx2 => return unsafe { compute_new_avx2(lanes, n, f) },
+        Isa::Baseline => {}
+    }
+    crate::cpu::compute_new(lanes, n, f)
+}
+
 /// The instruction sets the hot loop is compiled for.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -89,6 +107,26 @@ fn compute_avx512<W: Word, O: Pod, const N: usize>(
     f: &impl Fn([W; N]) -> O,
 ) {
     crate::cpu::compute(lanes, out, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn compute_new_avx2<W: Word, O: Pod, const N: usize>(
+    lanes: &[&[W]; N],
+    n: usize,
+    f: &impl Fn([W; N]) -> O,
+) -> Vec<O> {
+    crate::cpu::compute_new(lanes, n, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg")]
+fn compute_new_avx512<W: Word, O: Pod, const N: usize>(
+    lanes: &[&[W]; N],
+    n: usize,
+    f: &impl Fn([W; N]) -> O,
+) -> Vec<O> {
+    crate::cpu::compute_new(lanes, n, f)
 }
 
 /// Copies `src` into `dst` (same length) with streaming stores where the platform has them.
@@ -176,6 +214,20 @@ mod tests {
                 }
                 super::compute(&[&a[..], &b[..]], &mut got, &mixed);
                 assert_eq!(got, base, "dispatched, {n} elements");
+                // Into a new vector: every version, and the dispatch.
+                let lanes = [&a[..], &b[..]];
+                assert_eq!(crate::cpu::compute_new(&lanes, n, &mixed), base);
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: AVX2 was detected on this CPU.
+                    let v = unsafe { super::compute_new_avx2(&lanes, n, &mixed) };
+                    assert_eq!(v, base, "AVX2 into a new vector, {n} elements");
+                }
+                if super::isa() == super::Isa::Avx512 {
+                    // SAFETY: `isa` detected every feature `compute_new_avx512` is compiled for.
+                    let v = unsafe { super::compute_new_avx512(&[&a[..]], n, &count) };
+                    assert_eq!(v, base_c, "AVX-512 into a new vector, {n} elements");
+                }
+                assert_eq!(super::compute_new(&[&a[..]], n, &count), base_c);
             }
         }
         check::<u8>(|v| v as u8);

@@ -77,12 +77,16 @@ pub fn run_new<T: Element, O: Element, const N: usize>(
         let shape = first.dims();
         let checked = crate::op::check_same_shape(op, call, N, T::DATA_TYPE, O::DATA_TYPE, shape)?;
         if let Some((count, broadcast)) = checked {
-            // Not `vec![O::ZERO; count]`: glibc's `calloc`, which that becomes, bypasses the
-            // allocator's per-thread cache.
-            let mut out = Vec::with_capacity(count);
-            out.extend(std::iter::repeat_n(O::ZERO, count));
             let data: [&[T]; N] = std::array::from_fn(|k| inputs[k].data());
-            run_packed(op, broadcast, shape, data, &mut out, f);
+            let out = if count.saturating_mul(size_of::<O>()) < crate::PARALLEL_BYTES {
+                // Written once, straight into the new vector.
+                let lanes: [&[T::Word]; N] = std::array::from_fn(|k| T::as_words(data[k]));
+                O::from_words(crate::simd::compute_new(&lanes, count, &f))
+            } else {
+                let mut out = vec![O::ZERO; count];
+                run_large(op, broadcast, *shape, data, &mut out);
+                out
+            };
             return Ok(Tensor::from_checked(out, *shape));
         }
     }
