@@ -78,7 +78,21 @@ pub fn run_flat<W: Word, O: Pod, const N: usize>(
         );
         return;
     }
-    let ins: [Cow<'_, [W]>; N] = std::array::from_fn(|k| words(&inputs[k][..n * size_of::<W>()]));
+    let bytes = |k: usize| &inputs[k][..n * size_of::<W>()];
+    // Aligned buffers (the usual case) are used as they are.
+    let mut lanes: [&[W]; N] = [&[]; N];
+    let mut aligned = true;
+    for (k, lane) in lanes.iter_mut().enumerate() {
+        match bytemuck::try_cast_slice(bytes(k)) {
+            Ok(w) => *lane = w,
+            Err(_) => aligned = false,
+        }
+    }
+    if aligned && let Ok(o) = bytemuck::try_cast_slice_mut::<u8, O>(out) {
+        simd::compute(&lanes, o, &f);
+        return;
+    }
+    let ins: [Cow<'_, [W]>; N] = std::array::from_fn(|k| words(bytes(k)));
     let lanes: [&[W]; N] = std::array::from_fn(|k| &*ins[k]);
     match bytemuck::try_cast_slice_mut::<u8, O>(out) {
         Ok(o) => simd::compute(&lanes, o, &f),
