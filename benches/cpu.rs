@@ -150,10 +150,6 @@ fn unary(c: &mut Criterion) {
 }
 
 /// 64 elements: the library's per-call cost against loops a user would write by hand.
-#[allow(
-    clippy::slow_vector_initialization,
-    reason = "`vec![0; n]` becomes glibc's `calloc`, the slower one here: see the compiled new-output case"
-)]
 fn tiny(c: &mut Criterion) {
     let a: Vec<u32> = data(256, 1);
     let b: Vec<u32> = data(256, 2);
@@ -200,15 +196,9 @@ fn tiny(c: &mut Criterion) {
         BenchmarkId::new("new_output", "tensorbits_compiled"),
         |bch| {
             bch.iter(|| {
-                // Allocated as the hand loop's `collect` allocates. (`vec![0u32; 64]` becomes
-                // `calloc`, which glibc 2.36 serves outside its per-thread cache: ~36 ns against
-                // ~20 ns for `with_capacity` and `resize` on the machine of BENCHMARKS.md.)
-                let mut o = Vec::with_capacity(64);
-                o.resize(64, 0u32);
                 compiled
-                    .execute_typed(&[black_box(&a[..64]), black_box(&b[..64])], &mut o)
-                    .unwrap();
-                o
+                    .execute_new::<u32, u32>(&[black_box(&a[..64]), black_box(&b[..64])])
+                    .unwrap()
             })
         },
     );

@@ -64,7 +64,7 @@ def main():
             names = {
                 ("new_output", "tensorbits"): "new output, one-shot `run`",
                 ("into", "tensorbits"): "into existing, one-shot `run_into`",
-                ("new_output", "tensorbits_compiled"): "new output, `Compiled::execute_typed`",
+                ("new_output", "tensorbits_compiled"): "new output, `Compiled::execute_new`",
                 ("into", "tensorbits_compiled"): "into existing, `Compiled::execute_typed`",
             }
             for key, (ours, hand) in tiny.items():

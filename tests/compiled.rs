@@ -101,3 +101,72 @@ fn per_call_checks() {
     ));
     assert!(compile(count, &Call::default(), &[&u8d], &desc(DataType::I64, &[4])).is_err());
 }
+
+#[test]
+fn promised_alignment_and_input_count_are_checked_per_call() {
+    let xor = <BitXor as Op>::INFO;
+    let d = desc(DataType::U32, &[4]).with_alignment(16);
+    let c = compile(xor, &Call::default(), &[&d, &d], &d).unwrap();
+    let buf = vec![0u128; 3];
+    let bytes: &[u8] = bytemuck::cast_slice(&buf);
+    let mut out = vec![0u128; 2];
+    let out_bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+    let e = c
+        .execute(
+            &[Buffer::Bytes(&bytes[..16]), Buffer::Bytes(&bytes[4..20])],
+            &mut out_bytes[..16],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::MisalignedOffset { alignment: 16, .. }),
+        "{e}"
+    );
+    let e = c
+        .execute(
+            &[Buffer::Bytes(&bytes[..16]), Buffer::Bytes(&bytes[16..32])],
+            &mut out_bytes[4..20],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::MisalignedOffset { alignment: 16, .. }),
+        "{e}"
+    );
+    c.execute(
+        &[Buffer::Bytes(&bytes[..16]), Buffer::Bytes(&bytes[16..32])],
+        &mut out_bytes[16..32],
+    )
+    .unwrap();
+    // More slices than inputs is an error, not a silently ignored tail.
+    let x = [1u32; 4];
+    let many: Vec<&[u32]> = vec![&x; 9];
+    let e = c.execute_typed(&many, &mut [0u32; 4]).unwrap_err();
+    assert!(matches!(e, Error::InputCount { got: 9, .. }), "{e}");
+    assert!(matches!(
+        c.execute_new::<u32, u32>(&many[..1]).unwrap_err(),
+        Error::InputCount { got: 1, .. }
+    ));
+}
+
+#[test]
+fn execute_new_allocates_the_output() {
+    let xor = <BitXor as Op>::INFO;
+    // Three u16 elements; DirectML rounds `TotalTensorSizeInBytes` up to 4 bytes, so buffers hold
+    // four, and the new output covers all of it.
+    let a = [0x0f0fu16, 0xff00, 0x1234, 0xaaaa];
+    let b = [0x00ffu16, 0x0ff0, 0xffff, 0x5555];
+    let want: Vec<u16> = a.iter().zip(&b).map(|(x, y)| x ^ y).take(3).collect();
+    let d = desc(DataType::U16, &[3]);
+    let c = compile(xor, &Call::default(), &[&d, &d], &d).unwrap();
+    let got = c.execute_new::<u16, u16>(&[&a, &b]).unwrap();
+    assert_eq!(got, vec![want[0], want[1], want[2], 0]);
+    // A strided output: elements every other slot, zeros between them.
+    let o = desc(DataType::U16, &[3]).with_strides(&[2]).unwrap();
+    let c = compile(xor, &Call::default(), &[&d, &d], &o).unwrap();
+    let got = c.execute_new::<u16, u16>(&[&a, &b]).unwrap();
+    assert_eq!(got, vec![want[0], 0, want[1], 0, want[2], 0]);
+    // The compiled types are required.
+    assert!(c.execute_new::<i16, i16>(&[&[1i16; 4], &[1; 4]]).is_err());
+    let count = <BitCount as Op>::INFO;
+    let c = compile(count, &Call::default(), &[&d], &desc(DataType::U8, &[3])).unwrap();
+    assert_eq!(c.execute_new::<u16, u8>(&[&a]).unwrap(), vec![8, 8, 5, 0]);
+}

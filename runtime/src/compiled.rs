@@ -175,6 +175,18 @@ impl Compiled {
         })
     }
 
+    /// [`execute_typed`](Self::execute_typed) into a new vector covering the output description's
+    /// `TotalTensorSizeInBytes`: exactly the output's elements when it is packed, with zeros
+    /// between the elements of a strided one. Allocated with `malloc`, not `calloc` (which
+    /// `vec![O::ZERO; n]` becomes, and which glibc serves outside its per-thread cache).
+    pub fn execute_new<T: Element, O: Element>(&self, inputs: &[&[T]]) -> Result<Vec<O>> {
+        let n = self.output.total_bytes().div_ceil(size_of::<O>());
+        let mut out = Vec::with_capacity(n);
+        out.extend(std::iter::repeat_n(O::ZERO, n));
+        self.execute_typed(inputs, &mut out)?;
+        Ok(out)
+    }
+
     /// [`execute`](Self::execute) on typed slices; the element types must be the compiled ones.
     pub fn execute_typed<T: Element, O: Element>(
         &self,
