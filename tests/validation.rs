@@ -226,6 +226,14 @@ fn rank_outside_the_ops_range() {
         m.contains("NARROW: ATensor has 3 dimensions; NARROW accepts 1 to 2"),
         "{m}"
     );
+    // The typed methods' shortcut for packed same-shape tensors gives the same error.
+    let t = Tensor::from_vec(vec![1u8, 2], &[1, 1, 2]).unwrap();
+    let e = Narrow::run(&t, &t).unwrap_err();
+    assert_eq!(e.to_string(), m);
+    let mut out = t.clone();
+    let e = Narrow::run_into(&Options::new(), &t, &t, &mut out).unwrap_err();
+    assert_eq!(e.to_string(), m);
+    assert_eq!(out, t, "a failed call writes nothing");
 }
 
 #[test]
@@ -456,6 +464,10 @@ fn broadcast_mode_not_accepted() {
         m.contains("NARROW does not accept broadcast mode `none`; it accepts: numpy"),
         "{m}"
     );
+    let t = Tensor::from_vec(vec![1u8, 2], &[2]).unwrap();
+    let opts = Options::new().broadcast(Broadcast::None);
+    let e = Narrow::run_with(&opts, &t, &t).unwrap_err();
+    assert_eq!(e.to_string(), m, "the typed shortcut's message");
 }
 
 #[test]
