@@ -114,6 +114,16 @@ fn strided_views_and_run_into() {
     let out = TensorViewMut::with_strides(&mut buf, &[3], &[2]).unwrap();
     BitXor::run_into(&Options::new(), col, rep, out).unwrap();
     assert_eq!(buf, [0x101, 7, 0x103, 7, 0x105, 7]);
+    // Views say what they cover, whether they own their shape or borrow a tensor's.
+    assert_eq!(
+        format!("{col:?}"),
+        "TensorView { shape: [3], strides: [2], data: [1, 2, 3, 4, 5, 6] }"
+    );
+    let t = Tensor::from_vec(vec![1u8, 2, 3, 4], &[2, 2]).unwrap();
+    assert_eq!(
+        format!("{:?}", t.view()),
+        "TensorView { shape: [2, 2], strides: [2, 1], data: [1, 2, 3, 4] }"
+    );
 }
 
 #[test]

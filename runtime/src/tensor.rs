@@ -217,6 +217,20 @@ impl Layout<'_> {
         }
     }
 
+    /// A view's `Debug`: shape, strides and the slice it covers.
+    fn debug<T: fmt::Debug>(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        name: &str,
+        data: &[T],
+    ) -> fmt::Result {
+        f.debug_struct(name)
+            .field("shape", &&**self.sizes())
+            .field("strides", &&**self.strides())
+            .field("data", &data)
+            .finish()
+    }
+
     #[inline]
     fn packed(&self) -> bool {
         match self {
@@ -235,11 +249,7 @@ pub struct TensorView<'a, T> {
 
 impl<T: fmt::Debug> fmt::Debug for TensorView<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TensorView")
-            .field("shape", &&**self.layout.sizes())
-            .field("strides", &&**self.layout.strides())
-            .field("data", &self.data)
-            .finish()
+        self.layout.debug(f, "TensorView", self.data)
     }
 }
 
@@ -367,11 +377,7 @@ pub struct TensorViewMut<'a, T> {
 
 impl<T: fmt::Debug> fmt::Debug for TensorViewMut<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TensorViewMut")
-            .field("shape", &&**self.layout.sizes())
-            .field("strides", &&**self.layout.strides())
-            .field("data", &self.data)
-            .finish()
+        self.layout.debug(f, "TensorViewMut", self.data)
     }
 }
 
