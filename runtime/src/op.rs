@@ -473,12 +473,17 @@ pub(crate) fn same_shape_plan(
     plan.out_shape = *shape;
     plan.count = count;
     plan.broadcast = broadcast;
-    plan.iter = Dims::filled(1, count);
+    one_run(&mut plan, n);
+    plan
+}
+
+/// The iteration space of `n` packed inputs and a packed output of one shape: one contiguous run.
+fn one_run(plan: &mut Plan, n: usize) {
+    plan.iter = Dims::filled(1, plan.count);
     plan.out_strides = Dims::filled(1, 1);
     for s in plan.in_strides.iter_mut().take(n) {
         *s = Dims::filled(1, 1);
     }
-    plan
 }
 
 /// Fills in the iteration space. `out_strides` is `None` for a packed output.
@@ -487,11 +492,7 @@ fn finish_plan(plan: &mut Plan, inputs: &[&TensorDesc], out_strides: Option<Dims
     let packed = |d: &&TensorDesc| d.strides().is_none() && d.sizes() == &*plan.out_shape;
     let out_packed = out_strides.is_none() || out_strides == plan.out_shape.packed_strides();
     if out_packed && plan.count > 0 && inputs.iter().all(packed) {
-        plan.iter = Dims::filled(1, plan.count);
-        plan.out_strides = Dims::filled(1, 1);
-        for s in plan.in_strides.iter_mut().take(inputs.len()) {
-            *s = Dims::filled(1, 1);
-        }
+        one_run(plan, inputs.len());
         return;
     }
     let out_strides = out_strides
