@@ -57,9 +57,9 @@ fn main() -> Result<(), tensorbits::Error> {
     let info = <BitSelect as Op>::INFO;
     println!(
         "{}: {} inputs, computes `{}`",
-        info.name,
+        info.name(),
         info.arity(),
-        info.compute
+        info.compute()
     );
     print!("{}", info.support_table().to_text());
     Ok(())

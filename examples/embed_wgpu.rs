@@ -13,8 +13,8 @@
 
 use tensorbits::wgpu;
 use tensorbits::{
-    Broadcast, Call, DataType, FeatureLevel, GpuExecutor, GpuInput, GpuRegion, Support, TensorDesc,
-    ops,
+    Broadcast, Call, DataType, FeatureLevel, GpuExecutor, GpuInput, GpuRegion, GpuTypeSupport,
+    TensorDesc, ops,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -57,7 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let native = gpu
         .capabilities(xor, FeatureLevel::FL_4_1)
         .iter()
-        .any(|&(t, s)| t == DataType::U16 && s == Support::Native);
+        .any(|&(t, s)| t == DataType::U16 && s == GpuTypeSupport::Native);
     println!(
         "BitwiseXor on u16 at FL_4_1: native? {native} (8- and 16-bit elements are packed in u32 words)"
     );

@@ -167,7 +167,8 @@ pub const ALL: [&OpInfo; 7] = [
     <BitCount as crate::Op>::INFO,
 ];
 
-/// The names each standard op answers to, beside its DirectML name and struct name.
+/// The names each standard op answers to, beside its DirectML name and struct name; the short name
+/// first. The one list that [`find`], [`aliases`] and the command-line tool use.
 const ALIASES: [&[&str]; 7] = [
     &["and", "BitwiseAnd", "bitwise_and", "LogicalAnd"],
     &["or", "BitwiseOr", "bitwise_or", "LogicalOr"],
@@ -211,11 +212,20 @@ fn normalize(name: &str) -> String {
 pub fn find(name: &str) -> Option<&'static OpInfo> {
     let n = normalize(name);
     ALL.iter().zip(ALIASES).find_map(|(op, aliases)| {
-        let hit = normalize(op.name) == n
-            || normalize(op.type_name) == n
+        let hit = normalize(op.name()) == n
+            || normalize(op.type_name()) == n
             || aliases.iter().any(|a| normalize(a) == n);
         hit.then_some(*op)
     })
+}
+
+/// The other names a standard op answers to (short, ONNX, OpenVINO, numpy), the short name first;
+/// empty for an op that is not one of [`ALL`].
+pub fn aliases(op: &OpInfo) -> &'static [&'static str] {
+    ALL.iter()
+        .zip(ALIASES)
+        .find_map(|(o, a)| (o.name() == op.name()).then_some(a))
+        .unwrap_or(&[])
 }
 
 /// Like [`find`], and also resolves ONNX's `BitShift` with `direction` `left` or `right`.

@@ -2,7 +2,8 @@
 
 use tensorbits::ops::{BitCount, BitXor};
 use tensorbits::{
-    Broadcast, Buffer, Call, DataType, Error, FeatureLevel, Input, Op, TensorDesc, compile, execute,
+    Broadcast, Call, DataType, Error, FeatureLevel, Input, InputBuffer, Op, TensorDesc, compile,
+    execute,
 };
 
 fn desc(dt: DataType, s: &[usize]) -> TensorDesc {
@@ -36,8 +37,11 @@ fn compiled_calls_give_what_execute_gives() {
         )
         .unwrap();
         let mut got = vec![0u8; 24];
-        c.execute(&[Buffer::Bytes(&da), Buffer::Bytes(&db)], &mut got)
-            .unwrap();
+        c.execute(
+            &[InputBuffer::Bytes(&da), InputBuffer::Bytes(&db)],
+            &mut got,
+        )
+        .unwrap();
         assert_eq!(got, want);
     }
     // Typed, and in place on `a`.
@@ -47,7 +51,10 @@ fn compiled_calls_give_what_execute_gives() {
     c.execute_typed(&[&x, &y], &mut out).unwrap();
     assert_eq!(out[5], 6 ^ 0x200);
     c.execute(
-        &[Buffer::Output, Buffer::Bytes(bytemuck::cast_slice(&y))],
+        &[
+            InputBuffer::Output,
+            InputBuffer::Bytes(bytemuck::cast_slice(&y)),
+        ],
         bytemuck::cast_slice_mut(&mut x),
     )
     .unwrap();
@@ -60,11 +67,13 @@ fn per_call_checks() {
     let d = desc(DataType::U32, &[4]);
     let c = compile(xor, &Call::default(), &[&d, &d], &d).unwrap();
     let mut out = vec![0x77u8; 16];
-    let e = c.execute(&[Buffer::Bytes(&[0; 16])], &mut out).unwrap_err();
+    let e = c
+        .execute(&[InputBuffer::Bytes(&[0; 16])], &mut out)
+        .unwrap_err();
     assert!(matches!(e, Error::InputCount { .. }), "{e}");
     let e = c
         .execute(
-            &[Buffer::Bytes(&[0; 16]), Buffer::Bytes(&[0; 12])],
+            &[InputBuffer::Bytes(&[0; 16]), InputBuffer::Bytes(&[0; 12])],
             &mut out,
         )
         .unwrap_err();
@@ -81,7 +90,7 @@ fn per_call_checks() {
     );
     let e = c
         .execute(
-            &[Buffer::Bytes(&[0; 16]), Buffer::Bytes(&[0; 16])],
+            &[InputBuffer::Bytes(&[0; 16]), InputBuffer::Bytes(&[0; 16])],
             &mut out[..8],
         )
         .unwrap_err();
@@ -96,7 +105,8 @@ fn per_call_checks() {
     let u8d = desc(DataType::U8, &[4]);
     let c = compile(count, &Call::default(), &[&u8d], &u8d).unwrap();
     assert!(matches!(
-        c.execute(&[Buffer::Output], &mut [0u8; 4]).unwrap_err(),
+        c.execute(&[InputBuffer::Output], &mut [0u8; 4])
+            .unwrap_err(),
         Error::InPlaceNotAllowed { .. }
     ));
     assert!(compile(count, &Call::default(), &[&u8d], &desc(DataType::I64, &[4])).is_err());
@@ -113,7 +123,10 @@ fn promised_alignment_and_input_count_are_checked_per_call() {
     let out_bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
     let e = c
         .execute(
-            &[Buffer::Bytes(&bytes[..16]), Buffer::Bytes(&bytes[4..20])],
+            &[
+                InputBuffer::Bytes(&bytes[..16]),
+                InputBuffer::Bytes(&bytes[4..20]),
+            ],
             &mut out_bytes[..16],
         )
         .unwrap_err();
@@ -123,7 +136,10 @@ fn promised_alignment_and_input_count_are_checked_per_call() {
     );
     let e = c
         .execute(
-            &[Buffer::Bytes(&bytes[..16]), Buffer::Bytes(&bytes[16..32])],
+            &[
+                InputBuffer::Bytes(&bytes[..16]),
+                InputBuffer::Bytes(&bytes[16..32]),
+            ],
             &mut out_bytes[4..20],
         )
         .unwrap_err();
@@ -132,7 +148,10 @@ fn promised_alignment_and_input_count_are_checked_per_call() {
         "{e}"
     );
     c.execute(
-        &[Buffer::Bytes(&bytes[..16]), Buffer::Bytes(&bytes[16..32])],
+        &[
+            InputBuffer::Bytes(&bytes[..16]),
+            InputBuffer::Bytes(&bytes[16..32]),
+        ],
         &mut out_bytes[16..32],
     )
     .unwrap();

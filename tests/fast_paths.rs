@@ -13,7 +13,7 @@ use tensorbits::ops::{
     BitXor, BitXorSupports,
 };
 use tensorbits::{
-    Device, Element, Options, PARALLEL_BYTES, Tensor, TensorView, TensorViewMut, f16,
+    Element, Options, Target, Tensor, TensorView, TensorViewMut, cpu::PARALLEL_BYTES, f16,
 };
 
 /// Lengths around every vector width and unroll factor, and 0.
@@ -77,14 +77,14 @@ macro_rules! binary_op {
         #[test]
         fn $test() {
             fn one<T: $sup<EXT> + Gen>(rng: &mut Rng, shape: &[usize]) {
-                let name = <$op as tensorbits::Op>::INFO.name;
+                let name = <$op as tensorbits::Op>::INFO.name();
                 let (a, b) = (tensor::<T>(rng, shape), tensor::<T>(rng, shape));
                 let n = a.data().len();
                 let ins = [a.data(), b.data()];
                 check(name, "run", &ins, $op::run(&a, &b).unwrap().data());
                 let opts = Options::at(EXT);
                 check(name, "run_with", &ins, $op::run_with(&opts, &a, &b).unwrap().data());
-                let on = $op::run_on(&Device::Cpu, &opts, &a, &b).unwrap();
+                let on = $op::run_on(&Target::Cpu, &opts, &a, &b).unwrap();
                 check(name, "run_on", &ins, on.data());
                 // Views over longer slices: the tails are neither read nor written.
                 let mut long_a = a.data().to_vec();
@@ -114,7 +114,7 @@ macro_rules! binary_op {
             $(
                 let n = PARALLEL_BYTES / size_of::<$t>() + 5;
                 let (a, b) = (tensor::<$t>(&mut rng, &[n]), tensor::<$t>(&mut rng, &[n]));
-                let name = <$op as tensorbits::Op>::INFO.name;
+                let name = <$op as tensorbits::Op>::INFO.name();
                 check(name, "large", &[a.data(), b.data()], $op::run(&a, &b).unwrap().data());
             )*
         }
@@ -201,7 +201,7 @@ fn count_small_and_large() {
         let a = tensor::<T>(rng, shape);
         let n = a.data().len();
         let name = "ELEMENT_WISE_BIT_COUNT";
-        let c: Tensor<O> = BitCount::run(&a).unwrap();
+        let c: Tensor<O> = BitCount::run_with(&Options::new().output::<O>(), &a).unwrap();
         check(name, "run", &[a.data()], c.data());
         let mut out = vec![O::ZERO; n + 2];
         let vo = TensorViewMut::new(&mut out, shape).unwrap();

@@ -113,7 +113,7 @@ fn check_on(g: &GpuExecutor, seed: u64, small: bool) {
             "seed {seed} (small limits: {small}): GPU and CPU differ first at output byte {i}: gpu {:02x?} cpu {:02x?}\n{} {} -> {} {:?}\n{c:?}",
             &region[i..(i + 8).min(region.len())],
             &cpu[i..(i + 8).min(cpu.len())],
-            c.op.name,
+            c.op.name(),
             c.dt,
             c.out_dt,
             out_desc
@@ -149,7 +149,7 @@ fn every_op_and_type_on_the_gpu() {
     let mut seed = 0u64;
     while seen.len() < want && seed < 200_000 {
         let c = common::cases::make_case(&mut Rng(seed));
-        if seen.insert((c.op.name, c.dt)) {
+        if seen.insert((c.op.name(), c.dt)) {
             check_on(g, seed, false);
         }
         seed += 1;
@@ -487,7 +487,7 @@ fn capabilities_follow_the_table_and_the_word_width() {
     let types: Vec<DataType> = caps.iter().map(|c| c.0).collect();
     assert_eq!(types, xor.types_at(FeatureLevel::FL_3_0));
     for (t, s) in g.capabilities(xor, FeatureLevel::EXT) {
-        let native = s == tensorbits::Support::Native;
+        let native = s == tensorbits::GpuTypeSupport::Native;
         assert_eq!(native, t.bits() == 32, "{t}");
     }
     assert!(g.capabilities(xor, FeatureLevel::FL_2_1).is_empty());

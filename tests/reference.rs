@@ -44,13 +44,15 @@ fn check_with(seed: u64, built: Built, run: impl Fn(&Built) -> Result<Vec<u8>, t
                 read(&datas[k], c.dt, off)
             })
             .collect();
-        let want = eval(c.op.name, c.dt, &args) & common::mask(c.out_dt);
+        let want = eval(c.op.name(), c.dt, &args) & common::mask(c.out_dt);
         let off: usize = idx.iter().zip(out_strides.iter()).map(|(i, s)| i * s).sum();
         let got = read(&out, c.out_dt, off);
         assert_eq!(
-            got, want,
+            got,
+            want,
             "seed {seed}: {} {} at {idx:?}: inputs {args:x?} gave {got:#x}, reference {want:#x}\n{c:?}",
-            c.op.name, c.dt
+            c.op.name(),
+            c.dt
         );
         touched[off * osz..(off + 1) * osz].fill(true);
     }
@@ -95,7 +97,7 @@ fn every_op_and_type_is_covered() {
     let want: usize = ops().iter().map(|o| o.all_types().len()).sum();
     while seen.len() < want && seed < 200_000 {
         let c = make_case(&mut Rng(seed));
-        if seen.insert((c.op.name, c.dt)) {
+        if seen.insert((c.op.name(), c.dt)) {
             check(seed);
         }
         seed += 1;

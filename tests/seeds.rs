@@ -51,10 +51,12 @@ fn xor_numpy_broadcast_8_1_6_1_with_7_1_5() {
 #[test]
 fn bit_count_u32() {
     let x = Tensor::from_vec(vec![0u32, 123, 456, 789], &[2, 2]).unwrap();
-    let y: Tensor<u8> = BitCount::run(&x).unwrap();
+    // No annotation: `run` gives the first declared output type, u8.
+    let y = BitCount::run(&x).unwrap();
     assert_eq!(y.shape(), &[2, 2]);
-    assert_eq!(y.data(), &[0, 6, 4, 5]);
-    let y32: Tensor<u32> = BitCount::run(&x).unwrap();
+    assert_eq!(y.data(), &[0u8, 6, 4, 5]);
+    let y32 = BitCount::run_with(&Options::new().output::<u32>(), &x).unwrap();
+    let _: &Tensor<u32> = &y32;
     assert_eq!(y32.data(), &[0, 6, 4, 5]);
 }
 

@@ -45,11 +45,11 @@ fn all_ops() -> Vec<&'static OpInfo> {
 fn every_shader_validates_with_naga() {
     let mut checked = 0;
     for op in all_ops() {
-        for k in op.gpu {
+        for k in op.gpu_kernels() {
             let module = naga::front::wgsl::parse_str(k.source).unwrap_or_else(|e| {
                 panic!(
                     "{} {:?}->{:?} {:?}: {}\n{}",
-                    op.name,
+                    op.name(),
                     k.input,
                     k.output,
                     k.layout,
@@ -64,7 +64,7 @@ fn every_shader_validates_with_naga() {
             v.validate(&module).unwrap_or_else(|e| {
                 panic!(
                     "{} {:?}->{:?} {:?}: {}\n{}",
-                    op.name,
+                    op.name(),
                     k.input,
                     k.output,
                     k.layout,
@@ -82,14 +82,14 @@ fn every_shader_validates_with_naga() {
 fn every_type_has_a_contiguous_and_a_strided_kernel() {
     for op in all_ops() {
         for &t in op.all_types() {
-            for o in op.output.map_or(vec![t], |o| o.to_vec()) {
+            for o in op.output_types().map_or(vec![t], |o| o.to_vec()) {
                 for layout in [Layout::Contiguous, Layout::Strided] {
                     assert!(
-                        op.gpu
+                        op.gpu_kernels()
                             .iter()
                             .any(|k| k.input == t && k.output == o && k.layout == layout),
                         "{}: no {layout:?} kernel for {t} -> {o}",
-                        op.name
+                        op.name()
                     );
                 }
             }
@@ -97,7 +97,7 @@ fn every_type_has_a_contiguous_and_a_strided_kernel() {
     }
     // Width-agnostic ops also get the vec4 word kernel; shifts and counts do not.
     let xor = <tensorbits::ops::BitXor as Op>::INFO;
-    assert!(xor.gpu.iter().any(|k| k.layout == Layout::Words));
+    assert!(xor.gpu_kernels().iter().any(|k| k.layout == Layout::Words));
     let shl = <tensorbits::ops::BitShiftLeft as Op>::INFO;
-    assert!(!shl.gpu.iter().any(|k| k.layout == Layout::Words));
+    assert!(!shl.gpu_kernels().iter().any(|k| k.layout == Layout::Words));
 }

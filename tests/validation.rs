@@ -76,25 +76,25 @@ fn unknown_op() {
         "BitXor",
     ] {
         assert_eq!(
-            tensorbits::ops::find(name).map(|o| o.name),
+            tensorbits::ops::find(name).map(|o| o.name()),
             Some("ELEMENT_WISE_BIT_XOR"),
             "{name}"
         );
     }
     assert_eq!(
-        tensorbits::ops::find("invert").map(|o| o.name),
+        tensorbits::ops::find("invert").map(|o| o.name()),
         Some("ELEMENT_WISE_BIT_NOT")
     );
     assert_eq!(
-        tensorbits::ops::find("bitwise_count").map(|o| o.name),
+        tensorbits::ops::find("bitwise_count").map(|o| o.name()),
         Some("ELEMENT_WISE_BIT_COUNT")
     );
     assert_eq!(
-        tensorbits::ops::find("BitwiseLeftShift").map(|o| o.name),
+        tensorbits::ops::find("BitwiseLeftShift").map(|o| o.name()),
         Some("ELEMENT_WISE_BIT_SHIFT_LEFT")
     );
     assert_eq!(
-        tensorbits::ops::find_with_direction("BitShift", Some("right")).map(|o| o.name),
+        tensorbits::ops::find_with_direction("BitShift", Some("right")).map(|o| o.name()),
         Some("ELEMENT_WISE_BIT_SHIFT_RIGHT")
     );
     assert!(tensorbits::ops::find_with_direction("BitShift", None).is_none());

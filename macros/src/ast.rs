@@ -19,9 +19,11 @@ pub const KEYS: &[&str] = &[
     "output",
 ];
 
-/// A spec as written.
+/// A spec as written. A key whose value did not parse is `None` but listed in `written`, so that it
+/// is not reported missing as well.
 #[derive(Default)]
 pub struct Spec {
+    pub written: Vec<String>,
     pub name: Option<LitStr>,
     pub inputs: Option<Listed>,
     pub compute: Option<Expr>,
@@ -93,20 +95,25 @@ pub fn parse(args: TokenStream, cx: &mut Ctxt) -> Spec {
                 continue;
             }
         }
+        if spec.written.contains(&key_name) {
+            cx.error(&key, format!("duplicate key `{key_name}`"));
+            continue;
+        }
+        if KEYS.contains(&key_name.as_str()) {
+            spec.written.push(key_name.clone());
+        }
         macro_rules! once {
             ($field:ident, $parsed:expr) => {{
-                if spec.$field.is_some() {
-                    cx.error(&key, format!("duplicate key `{key_name}`"));
-                } else if let Some(v) = $parsed {
+                if let Some(v) = $parsed {
                     spec.$field = Some(v);
                 }
             }};
         }
         match key_name.as_str() {
-            "name" => once!(name, ok(syn::parse2::<LitStr>(value), cx)),
+            "name" => once!(name, value_of::<LitStr>(&key_name, value, cx)),
             "inputs" => once!(inputs, listed(value, cx)),
-            "compute" => once!(compute, ok(syn::parse2::<Expr>(value), cx)),
-            "dims" => once!(dims, ok(syn::parse2::<Expr>(value), cx)),
+            "compute" => once!(compute, value_of::<Expr>(&key_name, value, cx)),
+            "dims" => once!(dims, value_of::<Expr>(&key_name, value, cx)),
             "broadcast" => once!(broadcast, listed(value, cx)),
             "in_place" => once!(in_place, listed(value, cx)),
             "output" => once!(output, listed(value, cx)),
@@ -127,6 +134,52 @@ fn unknown_key(k: &str) -> String {
 
 fn ok<T>(r: syn::Result<T>, cx: &mut Ctxt) -> Option<T> {
     r.map_err(|e| cx.syn_error(e)).ok()
+}
+
+/// Parses a key's value. A parse error is reported at the token that caused it: `~`, which C and
+/// numpy users write for NOT, gets a hint; an expression that ends too early is reported at its
+/// last token rather than at the whole attribute.
+fn value_of<T: syn::parse::Parse>(key: &str, value: TokenStream, cx: &mut Ctxt) -> Option<T> {
+    let err = match syn::parse2::<T>(value.clone()) {
+        Ok(v) => return Some(v),
+        Err(e) => e,
+    };
+    let tokens = flatten(value);
+    if let Some(tilde) = tokens
+        .iter()
+        .find(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == '~'))
+    {
+        cx.error(
+            tilde,
+            format!("`~` is not an operator in `{key}`; write `!x` for bitwise NOT, as in Rust"),
+        );
+        return None;
+    }
+    // syn reports a value that stops too early at the macro's call site: the whole attribute.
+    let at_end = err.to_string().contains("end of input");
+    match tokens.last() {
+        Some(last) if at_end => cx.error(
+            last,
+            format!("`{key}` ends after `{last}`; expected an operand after it"),
+        ),
+        _ => cx.syn_error(err),
+    }
+    None
+}
+
+/// Every token of a stream, groups opened, so an error can point inside parentheses.
+fn flatten(ts: TokenStream) -> Vec<TokenTree> {
+    let mut out = Vec::new();
+    for tt in ts {
+        match tt {
+            TokenTree::Group(g) => {
+                out.push(TokenTree::Group(g.clone()));
+                out.extend(flatten(g.stream()));
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Splits at top-level commas; groups keep their commas.

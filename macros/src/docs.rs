@@ -1,8 +1,8 @@
 //! The rustdoc appended to an op's struct: its spec in words and the "Tensor support" tables in the
-//! DirectML pages' layout, rendered by `tensorbits-spec` exactly as the command-line tool renders them.
+//! DirectML pages' layout, rendered by `tensorbits-core` exactly as the command-line tool renders them.
 
 use crate::valid::Model;
-use tensorbits_spec::{SupportTable, tensor_name};
+use tensorbits_core::{SupportTable, tensor_name};
 
 pub fn render(m: &Model, type_name: &str) -> String {
     let tensors: Vec<String> = m
@@ -67,7 +67,7 @@ pub fn render(m: &Model, type_name: &str) -> String {
         ));
     }
     s.push_str("\n# Tensor support\n\n");
-    let levels: Vec<(tensorbits_spec::FeatureLevel, &[tensorbits_spec::DataType])> =
+    let levels: Vec<(tensorbits_core::FeatureLevel, &[tensorbits_core::DataType])> =
         m.support.iter().map(|(l, t)| (*l, t.as_slice())).collect();
     let names: Vec<String> = m.inputs.iter().map(|i| i.to_string()).collect();
     let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();

@@ -1,13 +1,22 @@
-//! Expansion: the pipeline (parse -> validate -> expand) and the generated items.
+//! Expansion: the pipeline (parse -> validate -> expand) and the generated items. The typed methods'
+//! signatures are built in one place ([`methods`]) for a valid spec and for the fallback alike, so a
+//! spec with mistakes still gives its users the methods they call.
 
 use crate::ctxt::Ctxt;
 use crate::valid::Model;
-use crate::{ast, docs, valid};
+use crate::{ast, docs, fallback, valid};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Fields, Ident, ItemStruct};
-use tensorbits_spec::wgsl::{KernelKind, Layout, WordClass, shader};
-use tensorbits_spec::{BroadcastMode, DataType, FeatureLevel};
+use tensorbits_core::wgsl::{KernelKind, Layout, WordClass, shader};
+use tensorbits_core::{BroadcastMode, DataType, FeatureLevel};
+
+/// Names of the generated methods' parameters beside the inputs; an input may not take one.
+const OPTIONS: &str = "options";
+const OUT: &str = "out";
+const TARGET: &str = "target";
+const GPU: &str = "gpu";
+pub const RESERVED: &[&str] = &[OPTIONS, OUT, TARGET, GPU];
 
 pub fn bitwise_op(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
@@ -28,28 +37,30 @@ pub fn bitwise_op(args: TokenStream, item: TokenStream) -> TokenStream {
             "#[bitwise_op] goes on a unit struct, such as `pub struct BitXor;`; remove the fields",
         );
     }
-    if !s.generics.params.is_empty() {
+    let generic = !s.generics.params.is_empty();
+    if generic {
         cx.error(&s.generics, "#[bitwise_op] structs cannot be generic");
     }
     let spec = ast::parse(args, &mut cx);
-    let model = valid::check(spec, &s.ident, &mut cx);
+    let model = valid::check(&spec, &s.ident, &mut cx);
     match (cx.finish(), model) {
         (None, Some(m)) => expand(&s, &m),
-        // Still emit the struct, so one mistake does not cascade into errors wherever it is used.
+        // The item and stubs of everything a valid spec defines, so that one mistake does not
+        // cascade into an error at every use of the op.
+        (errors, _) if !generic => {
+            let stubs = fallback::expand(&s, &spec);
+            quote!(#s #stubs #errors)
+        }
         (errors, _) => quote!(#s #errors),
     }
 }
 
-fn level_ident(l: FeatureLevel) -> Ident {
-    format_ident!("{}", l.name())
-}
-
-fn dtype_variant(t: DataType) -> Ident {
+pub fn dtype_variant(t: DataType) -> Ident {
     format_ident!("{}", format!("{t:?}"))
 }
 
 /// The Rust element type of a data type.
-fn elem_ty(t: DataType) -> TokenStream {
+pub fn elem_ty(t: DataType) -> TokenStream {
     match t {
         DataType::F16 => quote!(::tensorbits::f16),
         other => {
@@ -76,10 +87,81 @@ fn type_list(ts: &[DataType]) -> String {
     ts.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
 }
 
+/// What the typed methods' signatures depend on.
+pub struct Signature<'a> {
+    pub ident: &'a Ident,
+    pub inputs: Vec<Ident>,
+    /// For an op whose output type differs from the inputs' (a bit count): its default output type.
+    pub count_default: Option<DataType>,
+    /// Inputs the output may alias.
+    pub in_place: Vec<usize>,
+}
+
+/// The method a body is generated for.
+#[derive(Clone, Copy)]
+pub enum Method {
+    Run,
+    RunWith,
+    RunInto,
+    RunOn,
+    RunGpu,
+    InPlace(usize),
+}
+
 fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
     let ident = &s.ident;
-    let vis = &s.vis;
-    // The summary is the doc comment's first paragraph, on one line.
+    let summary = summary(s);
+    let doc = docs::render(m, &ident.to_string());
+    let sig = Signature {
+        ident,
+        inputs: m.inputs.clone(),
+        count_default: m.output.as_ref().and_then(|o| o.first().copied()),
+        in_place: m.in_place.clone(),
+    };
+    let parts = |cpu: TokenStream| parts(m, ident, &summary, cpu);
+    let info = parts(quote!(__TENSORBITS_CPU_KERNELS));
+    let meta = parts(quote!(&[]));
+    let cpu = cpu_kernels(m, ident);
+    let gpu = gpu_kernels(m);
+    let traits = supports_traits(m, ident, &s.vis);
+    let eval = eval_fn(m);
+    let methods = methods(&sig, &|method| method_body(&sig, method));
+    let mut item = s.clone();
+    item.attrs.push(syn::parse_quote!(#[doc = #doc]));
+    quote! {
+        #item
+
+        #traits
+
+        // The kernels and metadata are items of this block, out of the user's namespace.
+        const _: () = {
+            #cpu
+            #gpu
+
+            #[automatically_derived]
+            impl ::tensorbits::Op for #ident {
+                const INFO: &'static ::tensorbits::OpInfo = &::tensorbits::OpInfo::from_parts(#info);
+            }
+
+            // The typed methods run the element function at the call's types, and never the
+            // kernel table: a crate pays for the kernels of the types it calls, not of all types.
+            #[automatically_derived]
+            impl ::tensorbits::__private::TypedOp for #ident {
+                const META: &'static ::tensorbits::OpInfo = &::tensorbits::OpInfo::from_parts(#meta);
+            }
+        };
+
+        #[automatically_derived]
+        impl #ident {
+            #eval
+        }
+
+        #methods
+    }
+}
+
+/// The doc comment's first paragraph, on one line.
+fn summary(s: &ItemStruct) -> String {
     let lines: Vec<String> = s
         .attrs
         .iter()
@@ -95,42 +177,16 @@ fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
             _ => None,
         })
         .collect();
-    let summary = lines
+    lines
         .iter()
         .skip_while(|l| l.is_empty())
         .take_while(|l| !l.is_empty())
         .cloned()
         .collect::<Vec<_>>()
-        .join(" ");
-    let doc = docs::render(m, &ident.to_string());
-    let info = info(m, ident, &summary);
-    let kernel = kernel(m, ident);
-    let gpu = gpu_kernels(m);
-    let supports = supports_trait(m, ident, vis);
-    let methods = methods(m, ident);
-    let mut item = s.clone();
-    item.attrs.push(syn::parse_quote!(#[doc = #doc]));
-    quote! {
-        #item
-
-        #supports
-
-        // The kernels are items of this block, out of the user's namespace.
-        const _: () = {
-            #kernel
-            #gpu
-
-            #[automatically_derived]
-            impl ::tensorbits::Op for #ident {
-                const INFO: &'static ::tensorbits::OpInfo = &#info;
-            }
-        };
-
-        #methods
-    }
+        .join(" ")
 }
 
-fn info(m: &Model, ident: &Ident, summary: &str) -> TokenStream {
+fn parts(m: &Model, ident: &Ident, summary: &str, cpu: TokenStream) -> TokenStream {
     let name = &m.name;
     let type_name = ident.to_string();
     let inputs: Vec<String> = m.inputs.iter().map(|i| i.to_string()).collect();
@@ -146,7 +202,7 @@ fn info(m: &Model, ident: &Ident, summary: &str) -> TokenStream {
     });
     let in_place = &m.in_place;
     let support = m.support.iter().map(|(l, ts)| {
-        let l = level_ident(*l);
+        let l = format_ident!("{}", l.name());
         let ts = ts.iter().map(|t| dtype_variant(*t));
         quote!((::tensorbits::FeatureLevel::#l, &[#(::tensorbits::DataType::#ts),*]))
     });
@@ -158,7 +214,7 @@ fn info(m: &Model, ident: &Ident, summary: &str) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     quote! {
-        ::tensorbits::OpInfo {
+        ::tensorbits::__private::OpParts {
             name: #name,
             type_name: #type_name,
             summary: #summary,
@@ -170,19 +226,17 @@ fn info(m: &Model, ident: &Ident, summary: &str) -> TokenStream {
             in_place: &[#(#in_place),*],
             support: &[#(#support),*],
             output: #output,
-            cpu: __tensorbits_cpu_kernel,
-            cpu_flat: __tensorbits_cpu_flat,
+            cpu: #cpu,
             gpu: __TENSORBITS_GPU_KERNELS,
         }
     }
 }
 
-/// The element function (from the lowered expression) and the CPU kernel dispatching on data types.
-fn kernel(m: &Model, ident: &Ident) -> TokenStream {
+/// The element function, lowered from `compute`, generic over the word type.
+fn eval_fn(m: &Model) -> TokenStream {
     let n = m.inputs.len();
     let body = m.compute.to_rust();
-    let needs_int = m.compute.first_int_only_op().is_some();
-    let bound = if needs_int {
+    let bound = if m.compute.first_int_only_op().is_some() {
         quote!(::tensorbits::__private::IntWord)
     } else {
         quote!(::tensorbits::__private::Word)
@@ -192,87 +246,73 @@ fn kernel(m: &Model, ident: &Ident) -> TokenStream {
     } else {
         quote!(W)
     };
-    // One match arm per (input, output) type pair, calling `runner` (the plan-driven or the flat
-    // kernel entry) with the element function at the type's word.
-    let arms = |runner: TokenStream, args: TokenStream| -> Vec<TokenStream> {
-        m.all_types()
-            .into_iter()
-            .flat_map(|t| {
-                let w = word_ty(t);
-                let tv = dtype_variant(t);
-                match &m.output {
-                    None => vec![quote! {
-                        (::tensorbits::DataType::#tv, _) => #runner::<#w, #w, #n>(
-                            #args, #ident::__tensorbits_eval::<#w>,
-                        ),
-                    }],
-                    Some(outs) => outs
-                        .iter()
-                        .map(|o| {
-                            let ov = dtype_variant(*o);
-                            let oty = elem_ty(*o);
-                            quote! {
-                                (::tensorbits::DataType::#tv, ::tensorbits::DataType::#ov) =>
-                                    #runner::<#w, #oty, #n>(#args, |x| {
-                                        <#oty as ::tensorbits::__private::CountOutput>::from_count(
-                                            #ident::__tensorbits_eval::<#w>(x),
-                                        )
-                                    }),
-                            }
-                        })
-                        .collect(),
-                }
-            })
-            .collect()
-    };
-    let plan_arms = arms(
-        quote!(::tensorbits::__private::run),
-        quote!(plan, inputs, out),
-    );
-    let flat_arms = arms(
-        quote!(::tensorbits::__private::run_flat),
-        quote!(inputs, out),
-    );
     quote! {
-        // Private to the op's module: the kernels below and the typed methods call it.
-        #[automatically_derived]
-        impl #ident {
-            #[inline(always)]
-            fn __tensorbits_eval<W: #bound>(x: [W; #n]) -> #ret {
-                #body
-            }
+        #[doc(hidden)]
+        #[inline(always)]
+        fn __tensorbits_eval<W: #bound>(x: [W; #n]) -> #ret {
+            #body
         }
+    }
+}
 
-        fn __tensorbits_cpu_kernel(
-            plan: &::tensorbits::Plan,
-            inputs: &[::tensorbits::__private::Src<'_>],
-            out: &mut [u8],
-        ) {
-            match (plan.input_type(), plan.output_type()) {
-                #(#plan_arms)*
-                // A plan comes only from `validate`, which admits only the types above.
-                _ => {}
-            }
+/// One CPU kernel per (input word, output) pair, and the table by (input type, output type): types
+/// that share a word (`f32` and `u32`) share a kernel.
+fn cpu_kernels(m: &Model, ident: &Ident) -> TokenStream {
+    let n = m.inputs.len();
+    let mut fns: Vec<(String, TokenStream)> = Vec::new();
+    let mut entries = Vec::new();
+    for t in m.all_types() {
+        let w = word_ty(t);
+        let outs = m.output.clone().unwrap_or_else(|| vec![t]);
+        for o in outs {
+            let (o_word, call) = if m.output.is_some() {
+                let oty = elem_ty(o);
+                let call = quote! {
+                    |x| <#oty as ::tensorbits::__private::CountOutput>::from_count(
+                        #ident::__tensorbits_eval::<#w>(x),
+                    )
+                };
+                (oty, call)
+            } else {
+                (w.clone(), quote!(#ident::__tensorbits_eval::<#w>))
+            };
+            let key = format!("{w} -> {o_word}");
+            let idx = match fns.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    let f = format_ident!("__tensorbits_map_{}", fns.len());
+                    fns.push((
+                        key,
+                        quote! {
+                            fn #f(inputs: &[&[u8]], out: &mut [u8]) {
+                                ::tensorbits::__private::map::<#w, #o_word, #n>(inputs, out, #call)
+                            }
+                        },
+                    ));
+                    fns.len() - 1
+                }
+            };
+            let f = format_ident!("__tensorbits_map_{}", idx);
+            let (tv, ov) = (dtype_variant(t), dtype_variant(o));
+            entries.push(quote! {
+                ::tensorbits::__private::CpuKernel {
+                    input: ::tensorbits::DataType::#tv,
+                    output: ::tensorbits::DataType::#ov,
+                    map: #f,
+                }
+            });
         }
-
-        fn __tensorbits_cpu_flat(
-            input: ::tensorbits::DataType,
-            output: ::tensorbits::DataType,
-            inputs: &[&[u8]],
-            out: &mut [u8],
-        ) {
-            match (input, output) {
-                #(#flat_arms)*
-                // Callers validate the types first.
-                _ => {}
-            }
-        }
+    }
+    let fns = fns.iter().map(|(_, f)| f);
+    quote! {
+        #(#fns)*
+        const __TENSORBITS_CPU_KERNELS: &[::tensorbits::__private::CpuKernel] = &[#(#entries),*];
     }
 }
 
 /// The per-op trait that makes unsupported data types compile errors, with a message that names the op,
 /// the type and the level and lists what is supported; and, for bit counts, the output-type trait.
-fn supports_trait(m: &Model, ident: &Ident, vis: &syn::Visibility) -> TokenStream {
+fn supports_traits(m: &Model, ident: &Ident, vis: &syn::Visibility) -> TokenStream {
     let tr = format_ident!("{}Supports", ident);
     let name = ident.to_string();
     let message =
@@ -291,7 +331,7 @@ fn supports_trait(m: &Model, ident: &Ident, vis: &syn::Visibility) -> TokenStrea
          Tensor support table. The typed API takes it as a bound, so an unsupported type is a compile error."
     );
     let impls = FeatureLevel::ALL.into_iter().flat_map(|l| {
-        let li = level_ident(l);
+        let li = format_ident!("{}", l.name());
         let tr = tr.clone();
         m.types_at(l).into_iter().map(move |t| {
             let e = elem_ty(t);
@@ -332,50 +372,147 @@ fn supports_trait(m: &Model, ident: &Ident, vis: &syn::Visibility) -> TokenStrea
     }
 }
 
-/// The typed API: `run`, `run_with`, `run_into` and one `run_in_place_<input>` per `in_place` input.
-fn methods(m: &Model, ident: &Ident) -> TokenStream {
-    let tr = format_ident!("{}Supports", ident);
-    let n = m.inputs.len();
-    let inputs = &m.inputs;
-    let view = quote!(::core::convert::Into<::tensorbits::TensorView<'x, T>>);
-    let params: Vec<TokenStream> = inputs.iter().map(|i| quote!(#i: impl #view)).collect();
+/// The output type of a method that returns a new tensor: the inputs' type, or for a bit count the
+/// type the options choose (their default: the op's first output type).
+fn new_output(sig: &Signature<'_>, method: Method) -> TokenStream {
+    match (sig.count_default, method) {
+        (None, _) => quote!(T),
+        (Some(d), Method::Run) => elem_ty(d),
+        (Some(d), _) => {
+            let d = elem_ty(d);
+            quote!(<C as ::tensorbits::__private::OutputChoice<#d>>::Out)
+        }
+    }
+}
+
+/// The body of a generated method of a valid op.
+fn method_body(sig: &Signature<'_>, method: Method) -> TokenStream {
+    let n = sig.inputs.len();
+    let inputs = &sig.inputs;
     let args: Vec<TokenStream> = inputs
         .iter()
         .map(|i| quote!(::core::convert::Into::into(#i)))
         .collect();
-    let (out_generic, out_bound, out_ty) = match &m.output {
-        Some(_) => {
-            let otr = format_ident!("{}Output", ident);
-            (quote!(, O), quote!(O: #otr,), quote!(O))
-        }
-        None => (quote!(), quote!(), quote!(T)),
+    let meta = quote!(<Self as ::tensorbits::__private::TypedOp>::META);
+    let (options, out, target, gpu) = (
+        format_ident!("{OPTIONS}"),
+        format_ident!("{OUT}"),
+        format_ident!("{TARGET}"),
+        format_ident!("{GPU}"),
+    );
+    let o = match method {
+        Method::RunInto if sig.count_default.is_some() => quote!(O),
+        _ => new_output(sig, method),
     };
-    let result = quote!(::core::result::Result);
-    let err = quote!(::tensorbits::Error);
-    let info = quote!(<Self as ::tensorbits::Op>::INFO);
-    // The element function at `T`'s word, for the CPU's small-call path.
-    let eval = match &m.output {
+    // The element function at `T`'s word, which the CPU paths run.
+    let word = quote!(<T as ::tensorbits::Element>::Word);
+    let eval = match sig.count_default {
         Some(_) => quote! {
-            |x| <<O as ::tensorbits::Element>::Word as ::tensorbits::__private::CountOutput>::from_count(
-                Self::__tensorbits_eval::<<T as ::tensorbits::Element>::Word>(x),
+            |x| <<#o as ::tensorbits::Element>::Word as ::tensorbits::__private::CountOutput>::from_count(
+                Self::__tensorbits_eval::<#word>(x),
             )
         },
-        None => quote!(Self::__tensorbits_eval::<<T as ::tensorbits::Element>::Word>),
+        None => quote!(Self::__tensorbits_eval::<#word>),
     };
-    let out_note = if m.output.is_some() {
-        " The output type `O` is one of the op's output types; name it with a type annotation."
+    let call = match method {
+        Method::Run => quote!(&::tensorbits::Call::default()),
+        _ => quote!(&#options.call()),
+    };
+    match method {
+        Method::Run | Method::RunWith => quote! {
+            ::tensorbits::__private::run_new::<T, #o, #n>(#meta, #call, [#(#args),*], #eval)
+        },
+        Method::RunInto => quote! {
+            ::tensorbits::__private::run_into::<T, #o, #n>(
+                #meta, #call, [#(#args),*], ::core::convert::Into::into(#out), #eval,
+            )
+        },
+        Method::RunOn => quote! {
+            ::tensorbits::__private::run_on::<T, #o, #n>(#target, #meta, #call, [#(#args),*], #eval)
+        },
+        Method::RunGpu => quote! {
+            #gpu.run_new::<T, #o, #n>(#meta, #call, [#(#inputs),*])
+        },
+        Method::InPlace(k) => {
+            let target = &inputs[k];
+            let others = inputs
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != k)
+                .map(|(_, i)| quote!(::core::convert::Into::into(#i)));
+            quote! {
+                ::tensorbits::__private::run_in_place::<T, #n>(
+                    #meta, #call, #k, ::core::convert::Into::into(#target), &[#(#others),*], #eval,
+                )
+            }
+        }
+    }
+}
+
+/// The typed API: `run`, `run_with`, `run_into` and one `run_in_place_<input>` per `in_place` input
+/// on the CPU, and `run_on` and `run_gpu` when the runtime has its GPU executor. `body` gives each
+/// method's body: the real one, or the fallback's.
+pub fn methods(sig: &Signature<'_>, body: &dyn Fn(Method) -> TokenStream) -> TokenStream {
+    let ident = sig.ident;
+    let tr = format_ident!("{}Supports", ident);
+    let inputs = &sig.inputs;
+    let (options, out, target, gpu) = (
+        format_ident!("{OPTIONS}"),
+        format_ident!("{OUT}"),
+        format_ident!("{TARGET}"),
+        format_ident!("{GPU}"),
+    );
+    let view = quote!(::core::convert::Into<::tensorbits::TensorView<'x, T>>);
+    let params: Vec<TokenStream> = inputs.iter().map(|i| quote!(#i: impl #view)).collect();
+    let result = quote!(::core::result::Result);
+    let err = quote!(::tensorbits::Error);
+    // Ops with a count choose the output type through the options (`C`) or the output tensor (`O`).
+    let (choice, choice_bound, into_generic, into_bound, out_note) = match sig.count_default {
+        Some(d) => {
+            let otr = format_ident!("{}Output", ident);
+            let de = elem_ty(d);
+            (
+                quote!(, C),
+                quote!(C: ::tensorbits::__private::OutputChoice<#de>, <C as ::tensorbits::__private::OutputChoice<#de>>::Out: #otr,),
+                quote!(, O),
+                quote!(O: #otr,),
+                format!(
+                    " The output type is `{}` unless the options choose another with \
+                     [`Options::output`](::tensorbits::Options::output).",
+                    d.name()
+                ),
+            )
+        }
+        None => (quote!(), quote!(), quote!(), quote!(), String::new()),
+    };
+    let options_ty = quote!(::tensorbits::Options<L #choice>);
+    let into_out = if sig.count_default.is_some() {
+        quote!(O)
     } else {
-        ""
+        quote!(T)
     };
+    let (run_o, with_o) = (
+        new_output(sig, Method::Run),
+        new_output(sig, Method::RunWith),
+    );
     let run_doc = format!(
-        "Runs `{ident}` on the CPU at feature level `EXT` with the op's default broadcast mode, into a new tensor.{out_note}"
+        "Runs `{ident}` on the CPU at feature level `EXT` with the op's default broadcast mode, into a new \
+         tensor.{}",
+        sig.count_default
+            .map(|d| format!(" The output type is `{}`, the op's default.", d.name()))
+            .unwrap_or_default()
     );
     let with_doc = format!(
         "Runs `{ident}` on the CPU at the level and broadcast mode of `options`, into a new tensor. A data type \
          the op lacks at that level does not compile.{out_note}"
     );
     let into_doc = format!(
-        "Runs `{ident}` on the CPU into `out`, an existing (possibly strided) tensor of the broadcast shape.{out_note}"
+        "Runs `{ident}` on the CPU into `out`, an existing (possibly strided) tensor of the broadcast shape{}.",
+        if sig.count_default.is_some() {
+            " and one of the op's output types"
+        } else {
+            ""
+        }
     );
     let gpu_params: Vec<TokenStream> = inputs
         .iter()
@@ -387,12 +524,12 @@ fn methods(m: &Model, ident: &Ident) -> TokenStream {
          [`GpuExecutor::download`](::tensorbits::GpuExecutor::download).{out_note}"
     );
     let on_doc = format!(
-        "Runs `{ident}` on host tensors on `device` (the CPU, or a GPU with upload and read-back) at the level \
+        "Runs `{ident}` on host tensors on `target` (the CPU, or a GPU with upload and read-back) at the level \
          and broadcast mode of `options`, into a new tensor.{out_note}"
     );
-    let in_place = m.in_place.iter().map(|&k| {
-        let target = &inputs[k];
-        let fname = format_ident!("run_in_place_{}", target);
+    let in_place = sig.in_place.iter().map(|&k| {
+        let target_input = &inputs[k];
+        let fname = format_ident!("run_in_place_{}", target_input);
         let params = inputs.iter().enumerate().map(|(j, i)| {
             if j == k {
                 quote!(#i: impl ::core::convert::Into<::tensorbits::TensorViewMut<'y, T>>)
@@ -400,110 +537,103 @@ fn methods(m: &Model, ident: &Ident) -> TokenStream {
                 quote!(#i: impl #view)
             }
         });
-        let others = inputs
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != k)
-            .map(|(_, i)| quote!(::core::convert::Into::into(#i)));
         let doc = format!(
-            "Runs `{ident}` in place: `{target}` is read and overwritten with the result. Its shape must be the \
-             broadcast shape."
+            "Runs `{ident}` in place: `{target_input}` is read and overwritten with the result. Its shape must \
+             be the broadcast shape."
         );
+        let b = body(Method::InPlace(k));
         quote! {
             #[doc = #doc]
             #[inline]
             pub fn #fname<'x, 'y, L: ::tensorbits::Level, T: #tr<L>>(
-                options: &::tensorbits::Options<L>,
+                #options: &::tensorbits::Options<L>,
                 #(#params),*
             ) -> #result<(), #err> {
-                ::tensorbits::__private::run_in_place::<T, #n>(
-                    #info, &options.call(), #k, ::core::convert::Into::into(#target), &[#(#others),*],
-                )
+                #b
             }
         }
     });
+    let (b_run, b_with, b_into, b_on, b_gpu) = (
+        body(Method::Run),
+        body(Method::RunWith),
+        body(Method::RunInto),
+        body(Method::RunOn),
+        body(Method::RunGpu),
+    );
     quote! {
         #[automatically_derived]
         impl #ident {
             #[doc = #run_doc]
             #[inline]
-            pub fn run<'x, T #out_generic>(#(#params),*) -> #result<::tensorbits::Tensor<#out_ty>, #err>
+            pub fn run<'x, T>(#(#params),*) -> #result<::tensorbits::Tensor<#run_o>, #err>
             where
                 T: #tr<::tensorbits::levels::EXT>,
-                #out_bound
             {
-                ::tensorbits::__private::run_new::<T, #out_ty, #n>(
-                    #info, &::tensorbits::Call::default(), [#(#args),*], #eval,
-                )
+                #b_run
             }
 
             #[doc = #with_doc]
             #[inline]
-            pub fn run_with<'x, L: ::tensorbits::Level, T #out_generic>(
-                options: &::tensorbits::Options<L>,
+            pub fn run_with<'x, L: ::tensorbits::Level, T #choice>(
+                #options: &#options_ty,
                 #(#params),*
-            ) -> #result<::tensorbits::Tensor<#out_ty>, #err>
+            ) -> #result<::tensorbits::Tensor<#with_o>, #err>
             where
                 T: #tr<L>,
-                #out_bound
+                #choice_bound
             {
-                ::tensorbits::__private::run_new::<T, #out_ty, #n>(
-                    #info, &options.call(), [#(#args),*], #eval,
-                )
+                #b_with
             }
 
             #[doc = #into_doc]
             #[inline]
-            pub fn run_into<'x, 'y, L: ::tensorbits::Level, T #out_generic>(
-                options: &::tensorbits::Options<L>,
+            pub fn run_into<'x, 'y, L: ::tensorbits::Level, T #into_generic>(
+                #options: &::tensorbits::Options<L>,
                 #(#params,)*
-                out: impl ::core::convert::Into<::tensorbits::TensorViewMut<'y, #out_ty>>,
+                #out: impl ::core::convert::Into<::tensorbits::TensorViewMut<'y, #into_out>>,
             ) -> #result<(), #err>
             where
                 T: #tr<L>,
-                #out_bound
+                #into_bound
             {
-                ::tensorbits::__private::run_into::<T, #out_ty, #n>(
-                    #info, &options.call(), [#(#args),*], ::core::convert::Into::into(out), #eval,
-                )
-            }
-
-            #[doc = #on_doc]
-            #[inline]
-            pub fn run_on<'x, L: ::tensorbits::Level, T #out_generic>(
-                device: &::tensorbits::Device<'_>,
-                options: &::tensorbits::Options<L>,
-                #(#params),*
-            ) -> #result<::tensorbits::Tensor<#out_ty>, #err>
-            where
-                T: #tr<L>,
-                #out_bound
-            {
-                ::tensorbits::__private::run_on::<T, #out_ty, #n>(
-                    device, #info, &options.call(), [#(#args),*], #eval,
-                )
-            }
-
-            #[doc = #gpu_doc]
-            pub fn run_gpu<L: ::tensorbits::Level, T #out_generic>(
-                gpu: &::tensorbits::GpuExecutor,
-                options: &::tensorbits::Options<L>,
-                #(#gpu_params),*
-            ) -> #result<::tensorbits::GpuTensor<#out_ty>, #err>
-            where
-                T: #tr<L>,
-                #out_bound
-            {
-                gpu.run_new::<T, #out_ty, #n>(#info, &options.call(), [#(#inputs),*])
+                #b_into
             }
 
             #(#in_place)*
         }
-    }
-}
 
-fn layout_ident(l: Layout) -> Ident {
-    format_ident!("{}", format!("{l:?}"))
+        ::tensorbits::__private::if_gpu! {
+            #[automatically_derived]
+            impl #ident {
+                #[doc = #on_doc]
+                #[inline]
+                pub fn run_on<'x, L: ::tensorbits::Level, T #choice>(
+                    #target: &::tensorbits::Target<'_>,
+                    #options: &#options_ty,
+                    #(#params),*
+                ) -> #result<::tensorbits::Tensor<#with_o>, #err>
+                where
+                    T: #tr<L>,
+                    #choice_bound
+                {
+                    #b_on
+                }
+
+                #[doc = #gpu_doc]
+                pub fn run_gpu<L: ::tensorbits::Level, T #choice>(
+                    #gpu: &::tensorbits::GpuExecutor,
+                    #options: &#options_ty,
+                    #(#gpu_params),*
+                ) -> #result<::tensorbits::GpuTensor<#with_o>, #err>
+                where
+                    T: #tr<L>,
+                    #choice_bound
+                {
+                    #b_gpu
+                }
+            }
+        }
+    }
 }
 
 /// The WGSL kernels: for every input type, output type and layout, the shader wrapping `tb_eval`
@@ -540,7 +670,8 @@ fn gpu_kernels(m: &Model) -> TokenStream {
                         sources.len() - 1
                     }
                 };
-                let (tv, ov, lv) = (dtype_variant(t), dtype_variant(o), layout_ident(layout));
+                let (tv, ov) = (dtype_variant(t), dtype_variant(o));
+                let lv = format_ident!("{}", format!("{layout:?}"));
                 let c = format_ident!("__TENSORBITS_WGSL_{}", idx);
                 entries.push(quote! {
                     ::tensorbits::__private::GpuKernel {

@@ -249,7 +249,7 @@ impl Expr {
     }
 
     /// Rust code computing this tree from `x: [W; N]`, through the runtime's word operations (where
-    /// DESIGN's shift and bool semantics live).
+    /// the semantics of shifts and `bool` live).
     pub fn to_rust(&self) -> TokenStream {
         let w = quote!(::tensorbits::__private::Word);
         let iw = quote!(::tensorbits::__private::IntWord);
@@ -339,8 +339,8 @@ impl Expr {
     }
 
     /// WGSL computing this tree from `x0..`, through the class's `tb_*` helpers (where the GPU side of
-    /// DESIGN's shift and bool semantics lives, in tensorbits-spec's wgsl.rs).
-    pub fn to_wgsl(&self, class: tensorbits_spec::wgsl::WordClass) -> String {
+    /// the semantics of shifts and `bool` live, in tensorbits-core's wgsl.rs).
+    pub fn to_wgsl(&self, class: tensorbits_core::wgsl::WordClass) -> String {
         match self {
             Expr::Input(k) => format!("tb_load(x{k})"),
             Expr::Lit(v, _) => class.literal(*v),
@@ -362,7 +362,7 @@ impl Expr {
     }
 
     /// The WGSL function `tb_eval` for `arity` inputs of `class`.
-    pub fn wgsl_eval(&self, class: tensorbits_spec::wgsl::WordClass, arity: usize) -> String {
+    pub fn wgsl_eval(&self, class: tensorbits_core::wgsl::WordClass, arity: usize) -> String {
         let t = class.value_type();
         let params: Vec<String> = (0..arity).map(|k| format!("x{k}: {t}")).collect();
         let ret = if self.is_count() { "u32" } else { t };

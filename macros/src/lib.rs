@@ -3,12 +3,14 @@
 //! rustdoc with the DirectML-style "Tensor support" tables. Use it through the `tensorbits` crate.
 //!
 //! The work is parse -> validate -> expand, one file each; `ir` holds the lowered expression that
-//! every kernel is generated from.
+//! every kernel is generated from, `docs` the rustdoc, and `fallback` what a spec with mistakes
+//! expands to beside its errors.
 
 mod ast;
 mod ctxt;
 mod docs;
 mod expand;
+mod fallback;
 mod ir;
 mod valid;
 

@@ -7,7 +7,7 @@ use crate::ir;
 use proc_macro2::Span;
 use std::collections::BTreeMap;
 use syn::{Expr, Ident};
-use tensorbits_spec::{BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK};
+use tensorbits_core::{BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK};
 
 /// A checked spec.
 pub struct Model {
@@ -43,16 +43,18 @@ impl Model {
     }
 }
 
-pub fn check(spec: Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
+pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
     let site = Span::call_site();
-    // Required keys: without them nothing can be generated.
-    if spec.inputs.is_none() {
+    // Required keys: without them nothing can be generated. A key written with a value that did not
+    // parse has its own error already.
+    let missing = |key: &str| !spec.written.iter().any(|k| k == key);
+    if missing("inputs") {
         cx.error_at(site, "missing key `inputs`, such as `inputs = [a, b]`");
     }
-    if spec.compute.is_none() {
+    if missing("compute") {
         cx.error_at(site, "missing key `compute`, such as `compute = a ^ b`");
     }
-    if spec.support.is_none() {
+    if missing("support") {
         cx.error_at(
             site,
             "missing key `support(...)`, such as `support(FL_3_0 = [u8, u16, u32])`",
@@ -77,23 +79,32 @@ pub fn check(spec: Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
             }
         }
     }
-    let (min_rank, max_rank) = spec
+    // Every other key is still checked after a bad `dims`, so all mistakes are reported at once.
+    let ranks = spec
         .dims
         .as_ref()
-        .map_or(Some((0, MAX_RANK as u8)), |d| check_dims(d, cx))?;
-    let broadcast = check_broadcast(
-        spec.broadcast.as_ref(),
-        inputs.len(),
-        spec.inputs.is_some(),
-        cx,
-    );
+        .map_or(Some((0, MAX_RANK as u8)), |d| check_dims(d, cx));
+    let broadcast = if spec.broadcast.is_none() && !missing("broadcast") {
+        None // written, and its error reported
+    } else {
+        check_broadcast(
+            spec.broadcast.as_ref(),
+            inputs.len(),
+            spec.inputs.is_some(),
+            cx,
+        )
+    };
     let support = spec
         .support
         .as_ref()
         .map(|s| check_support(s, cx))
         .unwrap_or_default();
     let is_count = compute.as_ref().is_some_and(ir::Expr::is_count);
-    let output = check_output(spec.output.as_ref(), is_count, compute.is_some(), cx);
+    let output = if spec.output.is_none() && !missing("output") {
+        None // written, and its error reported
+    } else {
+        check_output(spec.output.as_ref(), is_count, compute.is_some(), cx)
+    };
     let in_place = spec
         .in_place
         .as_ref()
@@ -116,6 +127,7 @@ pub fn check(spec: Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
             "`name` must not be empty",
         );
     }
+    let (min_rank, max_rank) = ranks?;
     Some(Model {
         name,
         inputs,
@@ -145,9 +157,15 @@ fn check_inputs(l: &Listed, cx: &mut Ctxt) -> Vec<Ident> {
         if l.items[..i].contains(id) {
             cx.error(id, format!("input `{id}` is listed twice"));
         }
-        // The generated methods take `options` and `out` parameters beside the inputs.
-        if ["options", "out", "self", "Self", "crate", "super"].contains(&id.to_string().as_str()) {
-            cx.error(id, format!("`{id}` is reserved; choose another input name"));
+        // The generated methods take these parameters beside the inputs.
+        let name = id.to_string();
+        if crate::expand::RESERVED.contains(&name.as_str()) {
+            cx.error(id, format!("`{id}` is reserved: the generated methods have a parameter of that name beside the inputs; choose another input name"));
+        } else if ["self", "Self", "crate", "super"].contains(&name.as_str()) {
+            cx.error(
+                id,
+                format!("`{id}` is a Rust keyword; choose another input name"),
+            );
         }
     }
     l.items.clone()
@@ -289,7 +307,13 @@ fn parse_type(id: &Ident, cx: &mut Ctxt) -> Option<DataType> {
             // DirectML spellings (`UINT16`) and other cases map onto the Rust name to suggest.
             match DataType::from_name(&s) {
                 Some(t) => cx.error(id, format!("unknown data type `{s}`; did you mean `{t}`?")),
-                None => cx.error(id, format!("unknown data type `{s}`; expected one of: u8 u16 u32 u64 i8 i16 i32 i64 f16 f32 f64 bool")),
+                None => cx.error(
+                    id,
+                    format!(
+                        "unknown data type `{s}`; expected one of: {}",
+                        DataType::all_names(", ")
+                    ),
+                ),
             }
             None
         }
@@ -314,9 +338,13 @@ fn check_support(
     for e in entries {
         let lname = e.level.to_string();
         let Some(level) = FeatureLevel::ALL.into_iter().find(|l| l.name() == lname) else {
-            cx.error(&e.level, format!(
-                "unknown feature level `{lname}`; expected FL_1_0, FL_2_0, FL_2_1, FL_3_0, FL_3_1, FL_4_0, FL_4_1, FL_5_0 to FL_5_3, FL_6_0 to FL_6_4, or EXT"
-            ));
+            cx.error(
+                &e.level,
+                format!(
+                    "unknown feature level `{lname}`; expected one of: {}",
+                    FeatureLevel::all_names(false, ", ")
+                ),
+            );
             ok = false;
             continue;
         };
@@ -424,17 +452,22 @@ fn check_types_against_compute(c: &ir::Expr, entries: &[crate::ast::LevelEntry],
                 continue;
             }
             seen.push(t);
-            if t == DataType::Bool {
-                if let Some(op) = c.first_int_only_op() {
-                    cx.error(id, format!("`bool` cannot be supported: `compute` uses `{op}`, which needs an integer or float type; bool supports only `&`, `|`, `^` and `!`"));
-                }
-            } else if t.is_float() {
-                if let Some(op) = c.first_shift() {
-                    cx.error(id, format!("`{t}` cannot be supported: `compute` uses `{op}`, and floats have no shift count; use integer types"));
-                }
+            if t == DataType::Bool
+                && let Some(op) = c.first_int_only_op()
+            {
+                cx.error(id, format!("`bool` cannot be supported: `compute` uses `{op}`, which needs an integer or float type; bool supports only `&`, `|`, `^` and `!`"));
+            } else if t.is_float()
+                && let Some(op) = c.first_shift()
+            {
+                cx.error(id, format!("`{t}` cannot be supported: `compute` uses `{op}`, and floats have no shift count; use integer types"));
             }
             for (v, span) in &lits {
-                if *v > t.max_bits_value() {
+                if t == DataType::Bool && *v > 1 {
+                    cx.error_at(
+                        *span,
+                        format!("literal {v} is not a `bool`, which `support` lists; `bool` takes only the literals 0 and 1"),
+                    );
+                } else if *v > t.max_bits_value() {
                     cx.error_at(
                         *span,
                         format!(

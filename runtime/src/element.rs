@@ -12,7 +12,15 @@ mod sealed {
 
 /// A Rust type that can be a tensor element: `u8 u16 u32 u64 i8 i16 i32 i64 f16 f32 f64 bool`.
 pub trait Element:
-    sealed::Sealed + bytemuck::NoUninit + Copy + Send + Sync + std::fmt::Debug + PartialEq + 'static
+    sealed::Sealed
+    + bytemuck::NoUninit
+    + bytemuck::Zeroable
+    + Copy
+    + Send
+    + Sync
+    + std::fmt::Debug
+    + PartialEq
+    + 'static
 {
     /// The runtime tag of this type.
     const DATA_TYPE: DataType;
@@ -35,6 +43,7 @@ pub trait Element:
     fn from_words(words: Vec<Self::Word>) -> Vec<Self>;
     /// Runs `f` on the bytes of `data`, writing what `f` writes back into `data`. For `bool` the bytes
     /// pass through a scratch buffer, since a `bool` may hold only 0 or 1.
+    #[doc(hidden)]
     fn with_bytes_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [u8]) -> R) -> R;
 }
 
@@ -97,7 +106,7 @@ impl Element for bool {
 }
 
 /// The bit operations every kernel word supports. Generated kernels call these, never Rust's operators
-/// directly, so the semantics of DESIGN section 4 live in one place.
+/// directly, so the semantics of shifts and `bool` live in one place.
 pub trait Word: bytemuck::Pod + Send + Sync + 'static {
     /// Reads a stored element: identity, except `bool` bytes become 0 or 1.
     fn load(self) -> Self;

@@ -298,6 +298,14 @@ pub enum Error {
         /// Inputs that may alias.
         allowed: String,
     },
+    /// Memory for a tensor could not be had.
+    #[error("{tensor}: cannot allocate {bytes} bytes")]
+    AllocationFailed {
+        /// Which tensor.
+        tensor: String,
+        /// The size asked for.
+        bytes: usize,
+    },
     /// No GPU adapter or device could be had.
     #[error("no GPU is available: {reason}")]
     NoGpu {

@@ -112,14 +112,14 @@ pub fn make_case(rng: &mut Rng) -> Case {
     let op = ops[rng.below(ops.len())];
     let types = op.all_types();
     let dt = types[rng.below(types.len())];
-    let out_dt = match op.output {
+    let out_dt = match op.output_types() {
         Some(o) => o[rng.below(o.len())],
         None => dt,
     };
     let mode = if op.arity() == 1 {
         BroadcastMode::None
     } else {
-        op.broadcast[rng.below(op.broadcast.len())]
+        op.broadcast_modes()[rng.below(op.broadcast_modes().len())]
     };
     let out_shape = random_shape(rng);
     let r = out_shape.len();
@@ -281,7 +281,7 @@ fn build_case(c: Case, rng: &mut Rng, strides: bool) -> Built {
     }
     // In place: an allowed input of the output's shape and type becomes the output.
     let alias =
-        c.op.in_place
+        c.op.in_place()
             .iter()
             .copied()
             .filter(|&k| {
@@ -359,12 +359,12 @@ impl Built {
             .iter()
             .map(|d| [vec![0u8; offset], d.clone()].concat())
             .collect();
-        let buffers: Vec<tensorbits::Buffer<'_>> = (0..self.case.op.arity())
+        let buffers: Vec<tensorbits::InputBuffer<'_>> = (0..self.case.op.arity())
             .map(|k| {
                 if Some(k) == self.alias {
-                    tensorbits::Buffer::Output
+                    tensorbits::InputBuffer::Output
                 } else {
-                    tensorbits::Buffer::Bytes(&shifted[k][offset..])
+                    tensorbits::InputBuffer::Bytes(&shifted[k][offset..])
                 }
             })
             .collect();

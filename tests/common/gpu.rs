@@ -2,14 +2,14 @@
 //! `TENSORBITS_REQUIRE_GPU=1`, which makes a missing GPU a failure (CI sets it, with lavapipe).
 
 use std::sync::OnceLock;
-use tensorbits::{GpuExecutor, GpuOptions};
+use tensorbits::{GpuExecutor, GpuLimits};
 
 fn require() -> bool {
     std::env::var("TENSORBITS_REQUIRE_GPU").is_ok_and(|v| v == "1")
 }
 
-fn make(options: GpuOptions, what: &str) -> Option<GpuExecutor> {
-    match pollster::block_on(GpuExecutor::with_options(options)) {
+fn make(options: GpuLimits, what: &str) -> Option<GpuExecutor> {
+    match pollster::block_on(GpuExecutor::with_limits(options)) {
         Ok(g) => {
             eprintln!("GPU tests ({what}) run on {}", g.describe());
             Some(g)
@@ -25,7 +25,7 @@ fn make(options: GpuOptions, what: &str) -> Option<GpuExecutor> {
 /// The default device, or `None` (with a printed notice) when there is none.
 pub fn gpu() -> Option<&'static GpuExecutor> {
     static GPU: OnceLock<Option<GpuExecutor>> = OnceLock::new();
-    GPU.get_or_init(|| make(GpuOptions::default(), "default limits"))
+    GPU.get_or_init(|| make(GpuLimits::default(), "default limits"))
         .as_ref()
 }
 
@@ -34,7 +34,7 @@ pub fn small_gpu() -> Option<&'static GpuExecutor> {
     static GPU: OnceLock<Option<GpuExecutor>> = OnceLock::new();
     GPU.get_or_init(|| {
         make(
-            GpuOptions {
+            GpuLimits {
                 max_storage_buffer_binding_size: Some(4096),
                 max_compute_workgroups_per_dimension: Some(4),
             },

@@ -2,20 +2,21 @@
 //! Mesa's lavapipe), on its own device or on the caller's, on its own tensors or on regions of the
 //! caller's buffers, optionally recording into the caller's command encoder.
 
-mod chunk;
+mod split;
 mod tensor;
 
-pub use tensor::{Device, GpuTensor, run_on};
+pub use tensor::{GpuTensor, Target, run_on};
 
-use crate::desc::{Name, OpTensor};
 use crate::error::{Error, Result};
-use crate::op::Plan;
-use crate::{Call, DataType, FeatureLevel, OpInfo, TensorDesc};
-use chunk::{Dispatch, Launch, SLOTS, Window};
+use crate::op::{Call, GpuKernel, OpInfo, Plan};
+use crate::validate::buffer::{Overlap, Place, check_in_place, check_place, classify};
+use crate::validate::{self, Name, OpTensor, desc::TensorDesc};
+use crate::{DataType, FeatureLevel};
+use split::{Dispatch, Launch, Window};
 use std::collections::HashMap;
 use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex};
-use tensorbits_spec::wgsl::{GpuKernel, Layout, OUTPUT_SLOT};
+use tensorbits_core::wgsl::{Layout, OUTPUT_SLOT, SLOTS};
 
 /// A tensor in a caller's buffer: `desc` describes it starting `offset` bytes into `buffer`. The
 /// buffer needs `STORAGE` usage (and `COPY_SRC` for an input that shares the output's buffer).
@@ -40,7 +41,7 @@ pub enum GpuInput<'a> {
 
 /// Limits to lower when creating the executor's own device (to test splitting, or to leave room).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct GpuOptions {
+pub struct GpuLimits {
     /// Caps `max_storage_buffer_binding_size`.
     pub max_storage_buffer_binding_size: Option<u64>,
     /// Caps `max_compute_workgroups_per_dimension`.
@@ -49,7 +50,7 @@ pub struct GpuOptions {
 
 /// How a data type runs on this executor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Support {
+pub enum GpuTypeSupport {
     /// 32-bit elements: one element per WGSL `u32`.
     Native,
     /// 8- and 16-bit elements packed in `u32` words, 64-bit ones as two `u32`s, `bool` as a byte.
@@ -66,7 +67,7 @@ pub struct GpuExecutor {
     device: wgpu::Device,
     queue: wgpu::Queue,
     info: Option<wgpu::AdapterInfo>,
-    limits: chunk::Limits,
+    limits: split::Limits,
     pipelines: Mutex<HashMap<(usize, usize), Arc<Pipeline>>>,
 }
 
@@ -87,7 +88,7 @@ fn gpu_error(e: impl std::fmt::Display) -> Error {
 impl GpuExecutor {
     /// Creates a device on the default adapter (high performance), with the adapter's limits.
     pub async fn new() -> Result<Self> {
-        Self::with_options(GpuOptions::default()).await
+        Self::with_limits(GpuLimits::default()).await
     }
 
     /// [`new`](Self::new), blocking the current thread.
@@ -96,7 +97,7 @@ impl GpuExecutor {
     }
 
     /// Creates a device with some limits lowered.
-    pub async fn with_options(options: GpuOptions) -> Result<Self> {
+    pub async fn with_limits(options: GpuLimits) -> Result<Self> {
         // WGPU_BACKEND and the other WGPU_* variables choose backends and adapters, as in every wgpu program.
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
@@ -145,7 +146,7 @@ impl GpuExecutor {
     /// executor's work are captured in error scopes; the device's own error handler is left alone.
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue) -> Self {
         let l = device.limits();
-        let limits = chunk::Limits {
+        let limits = split::Limits {
             max_binding: l.max_storage_buffer_binding_size,
             offset_align: u64::from(l.min_storage_buffer_offset_alignment).max(4),
             max_groups: l.max_compute_workgroups_per_dimension.max(1),
@@ -183,21 +184,67 @@ impl GpuExecutor {
     }
 
     /// Which input types of `op` this executor runs at `level`, and how.
-    pub fn capabilities(&self, op: &OpInfo, level: FeatureLevel) -> Vec<(DataType, Support)> {
+    pub fn capabilities(
+        &self,
+        op: &OpInfo,
+        level: FeatureLevel,
+    ) -> Vec<(DataType, GpuTypeSupport)> {
         op.types_at(level)
             .iter()
-            .filter(|t| op.gpu.iter().any(|k| k.input == **t))
+            .filter(|t| op.gpu_kernels().iter().any(|k| k.input == **t))
             .map(|&t| {
                 (
                     t,
                     if t.bits() == 32 {
-                        Support::Native
+                        GpuTypeSupport::Native
                     } else {
-                        Support::Emulated
+                        GpuTypeSupport::Emulated
                     },
                 )
             })
             .collect()
+    }
+
+    /// A new buffer of `STORAGE | COPY_SRC | COPY_DST` usage for `len` bytes, of which the first
+    /// `init.len()` are `init` and the rest zero. Its size is rounded up to whole 4-byte words (at
+    /// least one), as bindings and buffer writes need. A size beyond the device's `max_buffer_size`,
+    /// or memory the device cannot give, is an error.
+    pub fn storage_buffer(&self, label: &str, len: usize, init: &[u8]) -> Result<wgpu::Buffer> {
+        let size = (len.max(init.len()) as u64).div_ceil(4).max(1) * 4;
+        let max = self.device.limits().max_buffer_size;
+        if size > max {
+            return Err(Error::GpuUnsupported {
+                what: format!(
+                    "{label} needs a buffer of {size} bytes; this device's max_buffer_size is {max} bytes"
+                ),
+            });
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(Error::AllocationFailed {
+                tensor: format!("{label} (on the GPU: {e})"),
+                bytes: size as usize,
+            });
+        }
+        // Writes are whole 4-byte words: the bulk as it is, the last partial word padded.
+        let whole = init.len() / 4 * 4;
+        if whole > 0 {
+            self.queue.write_buffer(&buffer, 0, &init[..whole]);
+        }
+        if whole < init.len() {
+            let mut last = [0u8; 4];
+            last[..init.len() - whole].copy_from_slice(&init[whole..]);
+            self.queue.write_buffer(&buffer, whole as u64, &last);
+        }
+        Ok(buffer)
     }
 
     fn pipeline(&self, op: &OpInfo, kernel: &GpuKernel, arity: usize) -> Result<Arc<Pipeline>> {
@@ -208,7 +255,10 @@ impl GpuExecutor {
         }
         let label = format!(
             "tensorbits {} {}->{} {:?}",
-            op.name, kernel.input, kernel.output, kernel.layout
+            op.name(),
+            kernel.input,
+            kernel.output,
+            kernel.layout
         );
         let module = self
             .device
@@ -284,36 +334,22 @@ impl GpuExecutor {
                 GpuInput::Output => &output.desc,
             })
             .collect();
-        let plan = crate::validate(op, call, &descs, &output.desc)?;
-        check_region(output, OpTensor(op, op.arity()))?;
+        let plan = validate::validate(op, call, &descs, &output.desc)?;
+        let out_span = check_region(output, OpTensor(op, op.arity()))?;
         let mut sources = Vec::with_capacity(inputs.len());
         for (k, i) in inputs.iter().enumerate() {
             // A handle, formatted only if an error is returned.
             let name = OpTensor(op, k);
             match i {
                 GpuInput::Output => {
-                    if !op.in_place.contains(&k) {
-                        return Err(crate::dynamic::in_place_error(op, k));
-                    }
+                    check_in_place(op, k)?;
                     sources.push(Source::Alias);
                 }
                 GpuInput::Region(r) => {
-                    check_region(r, name)?;
+                    let span = check_region(r, name)?;
                     if r.buffer == output.buffer {
-                        let (s, e) = (r.offset, r.offset + r.desc.extent_bytes_of(name)? as u64);
-                        let (os, oe) = (
-                            output.offset,
-                            output.offset + output.desc.extent_bytes("OutputTensor")? as u64,
-                        );
-                        let overlap = crate::dynamic::classify(
-                            op,
-                            k,
-                            &r.desc,
-                            (s as usize, e as usize),
-                            &output.desc,
-                            (os as usize, oe as usize),
-                        )?;
-                        if let crate::dynamic::Overlap::Alias = overlap {
+                        let overlap = classify(op, k, &r.desc, span, &output.desc, out_span)?;
+                        if let Overlap::Alias = overlap {
                             sources.push(Source::Alias);
                         } else {
                             // A buffer may not be bound for reading and writing in one dispatch.
@@ -380,7 +416,7 @@ impl GpuExecutor {
             && plan.out_strides[0] == 1
             && (0..arity).all(|k| plan.in_strides[k][0] == 1);
         let words = op
-            .gpu
+            .gpu_kernels()
             .iter()
             .find(|k| k.input == in_t && k.output == out_t && k.layout == Layout::Words);
         let mut launches: Vec<(Layout, u64, u64)> = Vec::new(); // (layout, first element, elements)
@@ -403,17 +439,20 @@ impl GpuExecutor {
         }
         for (layout, first, count) in launches {
             let kernel = op
-                .gpu
+                .gpu_kernels()
                 .iter()
                 .find(|k| k.input == in_t && k.output == out_t && k.layout == layout)
                 .ok_or_else(|| Error::GpuUnsupported {
-                    what: format!("{} has no {layout:?} kernel for {in_t} -> {out_t}", op.name),
+                    what: format!(
+                        "{} has no {layout:?} kernel for {in_t} -> {out_t}",
+                        op.name()
+                    ),
                 })?;
             let launch = self.launch(plan, layout, first, count, &bufs, output);
-            let dispatches = chunk::split(&launch, &self.limits).map_err(|t| Error::GpuUnsupported {
+            let dispatches = split::split(&launch, &self.limits).map_err(|t| Error::GpuUnsupported {
                 what: format!(
                     "{}: a window of {} bytes of {} exceeds max_storage_buffer_binding_size ({} bytes) even after splitting",
-                    op.name,
+                    op.name(),
                     t.bytes,
                     op.tensor_name(if t.slot == OUTPUT_SLOT { arity } else { t.slot }),
                     self.limits.max_binding
@@ -558,12 +597,7 @@ impl GpuExecutor {
                 what: "a tensor that shares the output's buffer ends inside a final partial 4-byte word".to_owned(),
             });
         }
-        let scratch = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("tensorbits scratch"),
-            size: (end - start).max(4),
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let scratch = self.storage_buffer("tensorbits scratch", (end - start) as usize, &[])?;
         enc.copy_buffer_to_buffer(r.buffer, start, &scratch, 0, end - start);
         Ok((scratch, r.offset - start))
     }
@@ -575,8 +609,10 @@ enum Source<'a> {
     Copy(GpuRegion<'a>),
 }
 
-/// Region checks beyond the description's: usage, bounds, element alignment of the offset.
-fn check_region(r: &GpuRegion<'_>, tensor: impl Name) -> Result<()> {
+/// The region check every GPU tensor gets: the shared one (bounds, promised alignment), and what
+/// binding needs beyond it (`STORAGE` usage, an offset that is a whole number of elements). Returns
+/// the bytes its elements span in the buffer.
+fn check_region(r: &GpuRegion<'_>, tensor: impl Name) -> Result<(u64, u64)> {
     let usage = r.buffer.usage();
     if !usage.contains(wgpu::BufferUsages::STORAGE) {
         return Err(Error::GpuBuffer {
@@ -584,15 +620,11 @@ fn check_region(r: &GpuRegion<'_>, tensor: impl Name) -> Result<()> {
             reason: format!("the buffer lacks STORAGE usage (it has {usage:?})"),
         });
     }
-    let end = r.offset.checked_add(r.desc.total_bytes() as u64);
-    if end.is_none_or(|e| e > r.buffer.size()) {
-        return Err(Error::RegionOutOfBounds {
-            tensor: tensor.name(),
-            offset: r.offset as usize,
-            end: end.map_or(usize::MAX, |e| e as usize),
-            len: r.buffer.size() as usize,
-        });
-    }
+    let place = Place::InBuffer {
+        offset: r.offset,
+        len: r.buffer.size(),
+    };
+    let span = check_place(&r.desc, tensor, place)?;
     let es = r.desc.data_type().size() as u64;
     if !r.offset.is_multiple_of(es) {
         return Err(Error::GpuBuffer {
@@ -603,14 +635,5 @@ fn check_region(r: &GpuRegion<'_>, tensor: impl Name) -> Result<()> {
             ),
         });
     }
-    if let Some(a) = r.desc.alignment() {
-        if !r.offset.is_multiple_of(a as u64) {
-            return Err(Error::MisalignedOffset {
-                tensor: tensor.name(),
-                offset: r.offset as usize,
-                alignment: a,
-            });
-        }
-    }
-    Ok(())
+    Ok(span)
 }

@@ -1,8 +1,11 @@
 //! Tensors in device memory for the typed API: upload, run, download.
 
 use super::{GpuExecutor, GpuInput, GpuRegion};
+use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::{Call, Dims, Element, OpInfo, Tensor, TensorDesc, TensorView};
+use crate::op::{Call, OpInfo};
+use crate::validate::{self, desc::TensorDesc};
+use crate::{Dims, Tensor, TensorView};
 use std::marker::PhantomData;
 
 /// A packed tensor in a wgpu buffer of `STORAGE | COPY_SRC | COPY_DST` usage.
@@ -38,55 +41,48 @@ impl<T: Element> GpuTensor<T> {
     }
 }
 
-fn storage_size(bytes: usize) -> u64 {
-    (bytes as u64).div_ceil(4).max(1) * 4
-}
-
 impl GpuExecutor {
     /// Copies a tensor (or a strided view, packed on the way) to the device.
     pub fn upload<'a, T: Element>(&self, t: impl Into<TensorView<'a, T>>) -> Result<GpuTensor<T>> {
-        let t = t.into().to_tensor();
-        let mut bytes: Vec<u8> = bytemuck::cast_slice(t.data()).to_vec();
-        // Writes to a buffer are whole 4-byte words.
-        bytes.resize(storage_size(bytes.len()) as usize, 0);
-        let buffer = self.new_buffer(bytes.len() as u64);
-        self.queue.write_buffer(&buffer, 0, &bytes);
+        let v = t.into();
+        let packed;
+        let data = if v.is_packed() {
+            v.data()
+        } else {
+            packed = v.to_tensor();
+            packed.data()
+        };
+        let n = v.dims().product().unwrap_or(0);
+        let bytes: &[u8] = bytemuck::cast_slice(&data[..n.min(data.len())]);
         Ok(GpuTensor {
-            buffer,
-            shape: Dims::new(t.shape()).unwrap_or_default(),
+            buffer: self.storage_buffer("tensorbits tensor", bytes.len(), bytes)?,
+            shape: *v.dims(),
             _t: PhantomData,
-        })
-    }
-
-    fn new_buffer(&self, size: u64) -> wgpu::Buffer {
-        self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("tensorbits tensor"),
-            size,
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_SRC
-                | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
         })
     }
 
     /// Copies a device tensor back to the host, waiting for the GPU.
     pub fn download<T: Element>(&self, t: &GpuTensor<T>) -> Result<Tensor<T>> {
         let n = t.shape.product().unwrap_or(0);
-        let bytes = self.read_bytes(&t.buffer, 0, storage_size(n * size_of::<T>()))?;
-        let mut out = vec![T::ZERO; n];
+        let bytes = self.read_bytes(&t.buffer, 0, t.buffer.size())?;
+        let mut out = crate::alloc::zeroed_vec::<T>(n, "OutputTensor")?;
         T::with_bytes_mut(&mut out, |b| b.copy_from_slice(&bytes[..b.len()]));
         Tensor::from_vec(out, &t.shape)
     }
 
     /// Reads `size` bytes (a multiple of 4) at `offset` of a `COPY_SRC` buffer, waiting for the GPU.
     pub fn read_bytes(&self, buffer: &wgpu::Buffer, offset: u64, size: u64) -> Result<Vec<u8>> {
+        let gpu = |e: &dyn std::fmt::Display| Error::Gpu {
+            message: e.to_string(),
+        };
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tensorbits readback"),
             size,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut enc = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -98,96 +94,107 @@ impl GpuExecutor {
         staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
         });
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(Error::Gpu {
-                message: e.to_string(),
+        if let Some(e) = pollster::block_on(oom.pop()) {
+            return Err(Error::AllocationFailed {
+                tensor: format!("the read-back buffer (on the GPU: {e})"),
+                bytes: size as usize,
             });
+        }
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(gpu(&e));
         }
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Gpu {
-                message: e.to_string(),
-            })?;
+            .map_err(|e| gpu(&e))?;
         match rx.recv() {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                return Err(Error::Gpu {
-                    message: e.to_string(),
-                });
-            }
-            Err(e) => {
-                return Err(Error::Gpu {
-                    message: e.to_string(),
-                });
-            }
+            Ok(Err(e)) => return Err(gpu(&e)),
+            Err(e) => return Err(gpu(&e)),
         }
-        let data = staging
-            .slice(..)
-            .get_mapped_range()
-            .map_err(|e| Error::Gpu {
-                message: e.to_string(),
-            })?
-            .to_vec();
+        let mut data = crate::alloc::zeroed_bytes(size as usize, "the read-back buffer")?;
+        {
+            let mapped = staging.slice(..).get_mapped_range().map_err(|e| gpu(&e))?;
+            data.copy_from_slice(&mapped);
+        }
         staging.unmap();
         Ok(data)
     }
 
     /// Runs `op` on device tensors into a new device tensor; what generated `run_gpu` methods call.
+    #[doc(hidden)]
     pub fn run_new<T: Element, O: Element, const N: usize>(
         &self,
         op: &'static OpInfo,
         call: &Call,
         inputs: [&GpuTensor<T>; N],
     ) -> Result<GpuTensor<O>> {
-        let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
-        let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
-        let plan = crate::op::validate_new_output(op, call, &refs, O::DATA_TYPE)?;
+        let regions: [GpuRegion<'_>; N] = std::array::from_fn(|k| inputs[k].region());
+        let (buffer, shape) = self.run_new_regions(op, call, &regions, O::DATA_TYPE)?;
+        Ok(GpuTensor {
+            buffer,
+            shape,
+            _t: PhantomData,
+        })
+    }
+
+    /// [`run_new`](Self::run_new) without the types: validates, allocates the output and runs.
+    fn run_new_regions(
+        &self,
+        op: &'static OpInfo,
+        call: &Call,
+        regions: &[GpuRegion<'_>],
+        out_dtype: crate::DataType,
+    ) -> Result<(wgpu::Buffer, Dims)> {
+        let descs: Vec<&TensorDesc> = regions.iter().map(|r| &r.desc).collect();
+        let plan = validate::validate_new_output(op, call, &descs, out_dtype)?;
         let shape = Dims::new(plan.output_shape()).ok_or_else(|| Error::RankTooLarge {
             tensor: "OutputTensor".to_owned(),
             rank: plan.output_shape().len(),
         })?;
-        let out = GpuTensor::<O> {
-            buffer: self.new_buffer(storage_size(plan.element_count() * size_of::<O>())),
-            shape,
-            _t: PhantomData,
+        let out_desc = TensorDesc::from_parts(out_dtype, shape, None);
+        let buffer = self.storage_buffer("tensorbits output", out_desc.total_bytes(), &[])?;
+        let ins: Vec<GpuInput<'_>> = regions.iter().map(|r| GpuInput::Region(*r)).collect();
+        let out = GpuRegion {
+            buffer: &buffer,
+            offset: 0,
+            desc: out_desc,
         };
-        let ins: [GpuInput<'_>; N] = std::array::from_fn(|k| GpuInput::Region(inputs[k].region()));
-        self.execute(op, call, &ins, &out.region(), None)?;
-        Ok(out)
+        self.execute(op, call, &ins, &out, None)?;
+        Ok((buffer, shape))
     }
 }
 
 /// Where a typed call runs.
 #[derive(Clone, Copy, Debug)]
-pub enum Device<'a> {
+pub enum Target<'a> {
     /// The CPU executor.
     Cpu,
     /// A GPU executor.
     Gpu(&'a GpuExecutor),
 }
 
-impl Device<'_> {
+impl Target<'_> {
     /// `CPU`, or the GPU's adapter and backend.
     pub fn describe(&self) -> String {
         match self {
-            Device::Cpu => "CPU".to_owned(),
-            Device::Gpu(g) => format!("GPU: {}", g.describe()),
+            Target::Cpu => "CPU".to_owned(),
+            Target::Gpu(g) => format!("GPU: {}", g.describe()),
         }
     }
 }
 
-/// Runs `op` on host tensors on `device`: on a GPU, the inputs are uploaded (packed) and the result
+/// Runs `op` on host tensors on `target`: on a GPU, the inputs are uploaded (packed) and the result
 /// read back. What generated `run_on` methods call; `f` as for the CPU's `run_new`.
 pub fn run_on<T: Element, O: Element, const N: usize>(
-    device: &Device<'_>,
+    target: &Target<'_>,
     op: &'static OpInfo,
     call: &Call,
     inputs: [TensorView<'_, T>; N],
-    f: impl Fn([T::Word; N]) -> O::Word,
+    f: impl Fn([T::Word; N]) -> O::Word + Sync,
 ) -> Result<Tensor<O>> {
-    match device {
-        Device::Cpu => crate::typed::run_new(op, call, inputs, f),
-        Device::Gpu(g) => {
+    match target {
+        Target::Cpu => crate::api::typed::run_new(op, call, inputs, f),
+        Target::Gpu(g) => {
             let up: Vec<GpuTensor<T>> =
                 inputs.iter().map(|v| g.upload(*v)).collect::<Result<_>>()?;
             let refs: [&GpuTensor<T>; N] = std::array::from_fn(|k| &up[k]);

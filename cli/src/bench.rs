@@ -41,12 +41,12 @@ pub enum BenchDevice {
 pub fn parallel_copy(dst: &mut [u8], src: &[u8]) {
     use rayon::prelude::*;
     let threads = rayon::current_num_threads();
-    if dst.len() < tensorbits::PARALLEL_BYTES || threads < 2 {
+    if dst.len() < tensorbits::cpu::PARALLEL_BYTES || threads < 2 {
         dst.copy_from_slice(src);
         return;
     }
     let per = (dst.len() / (threads * 4))
-        .max(tensorbits::PARALLEL_BYTES / 4)
+        .max(tensorbits::cpu::PARALLEL_BYTES / 4)
         .next_multiple_of(64);
     dst.par_chunks_mut(per)
         .zip(src.par_chunks(per))
@@ -127,7 +127,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Fail> {
     let gbs = |t: Duration| moved as f64 / t.as_secs_f64() / 1e9;
     say!(
         "{} {} {:?}{} on {device}: {:.2} GB/s (median of {} runs, {:.3} ms; {} bytes read+written)",
-        op.name,
+        op.name(),
         dt,
         a.shape,
         a.shape_b
@@ -158,29 +158,14 @@ fn gpu_bench(
     moved: usize,
 ) -> Result<(Duration, Duration, String), Fail> {
     let g = GpuExecutor::new_blocking()?;
-    let new = |len: u64| {
-        g.device().create_buffer(&wgpu::BufferDescriptor {
-            label: Some("bench"),
-            size: len.div_ceil(4).max(1) * 4,
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_DST
-                | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        })
-    };
+    let new = |len: usize, init: &[u8]| g.storage_buffer("bench", len, init);
     let bufs: Vec<wgpu::Buffer> = datas
         .iter()
-        .map(|d| {
-            let b = new(d.len() as u64);
-            let mut p = d.clone();
-            p.resize(b.size() as usize, 0);
-            g.queue().write_buffer(&b, 0, &p);
-            b
-        })
-        .collect();
-    let out = new(out_desc.total_bytes() as u64);
+        .map(|d| new(d.len(), d))
+        .collect::<Result<_, _>>()?;
+    let out = new(out_desc.total_bytes(), &[])?;
     let half = (moved as u64 / 2).div_ceil(4) * 4;
-    let (src, dst) = (new(half), new(half));
+    let (src, dst) = (new(half as usize, &[])?, new(half as usize, &[])?);
     let inputs: Vec<GpuInput<'_>> = descs
         .iter()
         .zip(&bufs)

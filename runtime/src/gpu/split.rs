@@ -3,10 +3,8 @@
 //! `min_storage_buffer_offset_alignment`, and at most `max_compute_workgroups_per_dimension`
 //! workgroups in x and in y. Pure arithmetic, so it is tested without a GPU.
 
-use tensorbits_spec::wgsl::{Layout, OUTPUT_SLOT, PARAMS_BYTES, WORKGROUP_SIZE};
-
-/// Slots in `base`/`strides`: inputs 0..8, output 8.
-pub const SLOTS: usize = 9;
+use crate::MAX_RANK;
+use tensorbits_core::wgsl::{Layout, OUTPUT_SLOT, SLOTS, WORKGROUP_SIZE, params_bytes};
 
 /// The limits that shape dispatches.
 #[derive(Clone, Copy, Debug)]
@@ -174,28 +172,18 @@ fn dispatch(
     let gy = groups.div_ceil(gx.max(1));
     // Every value fits in u32: windows are at most 4 GiB and counts were checked.
     let w = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-    let mut p = Vec::with_capacity(PARAMS_BYTES);
-    let mut push = |v: u32| p.extend_from_slice(&v.to_le_bytes());
-    push(w(units));
-    push(dims.len() as u32);
-    push(w(count));
-    push(0);
-    for d in 0..8 {
-        push(dims.get(d).map_or(1, |&v| w(v)));
-    }
-    for t in 0..12 {
-        push(base.get(t).map_or(0, |&b| w(b)));
-    }
-    for t in 0..SLOTS {
-        for d in 0..8 {
-            push(if d < dims.len() {
+    let sizes: Vec<u32> = dims.iter().map(|&v| w(v)).collect();
+    let base: [u32; SLOTS] = std::array::from_fn(|t| w(base[t]));
+    let strides: [[u32; MAX_RANK]; SLOTS] = std::array::from_fn(|t| {
+        std::array::from_fn(|d| {
+            if d < dims.len() {
                 w(l.strides[t][first + d])
             } else {
                 0
-            });
-        }
-    }
-    debug_assert_eq!(p.len(), PARAMS_BYTES);
+            }
+        })
+    });
+    let p = params_bytes(w(units), w(count), &sizes, &base, &strides);
     Dispatch {
         params: p,
         windows: *windows,

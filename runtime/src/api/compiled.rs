@@ -1,19 +1,13 @@
 //! Calls validated once and run many times, as DirectML compiles an operator before executing it.
 
-use crate::cpu::Src;
-use crate::desc::OpTensor;
-use crate::dynamic::{check_buffer, in_place_error};
+use super::dynamic::cpu_kernel;
+use crate::MAX_INPUTS;
+use crate::cpu::{PARALLEL_BYTES, walk};
+use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::{Call, Element, MAX_INPUTS, OpInfo, Plan, TensorDesc};
-
-/// One buffer of a [`Compiled::execute`] call.
-#[derive(Clone, Copy, Debug)]
-pub enum Buffer<'a> {
-    /// The input's bytes, from its element 0.
-    Bytes(&'a [u8]),
-    /// This input is the output buffer itself (in place; the op must allow it).
-    Output,
-}
+use crate::op::{Call, InputBuffer, MapKernel, OpInfo, Plan};
+use crate::validate::buffer::{Place, check_in_place, check_place};
+use crate::validate::{self, OpTensor, desc::TensorDesc};
 
 /// An op call validated once for fixed tensor descriptions. Each [`execute`](Self::execute) checks
 /// only what can change between calls (the number of buffers, their lengths and alignment) and runs
@@ -27,8 +21,10 @@ pub struct Compiled {
     /// What each call checks of each input buffer, and the bytes the kernel reads of it.
     slots: Vec<Slot>,
     out_slot: Slot,
-    /// Packed tensors of one shape under [`PARALLEL_BYTES`](crate::PARALLEL_BYTES) of output: the
-    /// op's flat kernel runs the call, with no plan to walk.
+    /// The op's kernel for the compiled types.
+    kernel: MapKernel,
+    /// Packed tensors of one shape under [`PARALLEL_BYTES`] of output: the kernel runs on the
+    /// buffers themselves when they are aligned, with no plan to walk.
     flat: bool,
 }
 
@@ -60,7 +56,8 @@ pub fn compile(
     inputs: &[&TensorDesc],
     output: &TensorDesc,
 ) -> Result<Compiled> {
-    let plan = crate::validate(op, call, inputs, output)?;
+    let plan = validate::validate(op, call, inputs, output)?;
+    let kernel = cpu_kernel(op, &plan)?.map;
     let slot = |d: &TensorDesc, extent: usize, in_place: bool| Slot {
         required: d.total_bytes(),
         align_mask: d.alignment().map_or(0, |a| a - 1),
@@ -72,16 +69,17 @@ pub fn compile(
         .enumerate()
         .map(|(k, d)| {
             let extent = d.extent_bytes_of(OpTensor(op, k))?;
-            Ok(slot(d, extent, **d == *output && op.in_place.contains(&k)))
+            Ok(slot(
+                d,
+                extent,
+                **d == *output && op.in_place().contains(&k),
+            ))
         })
         .collect::<Result<Vec<_>>>()?;
     let out_slot = slot(output, output.extent_bytes("OutputTensor")?, false);
-    let one_run = plan.iter.len() == 1
-        && plan.out_strides[0] == 1
-        && plan.in_strides[..inputs.len()].iter().all(|s| s[0] == 1);
-    let flat = one_run
+    let flat = plan.is_one_run(inputs.len())
         && plan.count > 0
-        && plan.count.saturating_mul(plan.out_dtype.size()) < crate::PARALLEL_BYTES;
+        && plan.count.saturating_mul(plan.out_dtype.size()) < PARALLEL_BYTES;
     Ok(Compiled {
         op,
         plan,
@@ -89,6 +87,7 @@ pub fn compile(
         output: *output,
         slots,
         out_slot,
+        kernel,
         flat,
     })
 }
@@ -101,17 +100,17 @@ impl Compiled {
 
     /// Runs the compiled call on byte buffers laid out as the compiled descriptions say. Nothing
     /// is written unless every check passes.
-    pub fn execute(&self, inputs: &[Buffer<'_>], output: &mut [u8]) -> Result<()> {
+    pub fn execute(&self, inputs: &[InputBuffer<'_>], output: &mut [u8]) -> Result<()> {
         if inputs.len() != self.slots.len() {
             return Err(self.input_count_error(inputs.len()));
         }
         let mut in_place = false;
         for (k, (b, slot)) in inputs.iter().zip(&self.slots).enumerate() {
             match b {
-                Buffer::Bytes(bytes) if slot.fits(bytes) => {}
-                Buffer::Bytes(bytes) => return Err(self.buffer_error(Some(k), bytes)),
-                Buffer::Output if slot.in_place => in_place = true,
-                Buffer::Output => return Err(in_place_error(self.op, k)),
+                InputBuffer::Bytes(bytes) if slot.fits(bytes) => {}
+                InputBuffer::Bytes(bytes) => return Err(self.buffer_error(Some(k), bytes)),
+                InputBuffer::Output if slot.in_place => in_place = true,
+                InputBuffer::Output => return Err(self.in_place_error(k)),
             }
         }
         if !self.out_slot.fits(output) {
@@ -119,40 +118,58 @@ impl Compiled {
         }
         let out = &mut output[..self.out_slot.extent];
         let bytes = |k: usize| match inputs[k] {
-            Buffer::Bytes(b) => &b[..self.slots[k].extent],
-            Buffer::Output => &[],
+            InputBuffer::Bytes(b) => &b[..self.slots[k].extent],
+            InputBuffer::Output => &[],
         };
-        let (op, plan) = (self.op, &self.plan);
-        if self.flat && !in_place {
-            let (i, o) = (plan.in_dtype, plan.out_dtype);
+        let (ies, oes) = (self.plan.in_dtype.size(), self.plan.out_dtype.size());
+        let aligned = |b: &[u8], es: usize| (b.as_ptr() as usize).is_multiple_of(es);
+        if self.flat && !in_place && aligned(out, oes) {
             // The op's arity is known only here: small arrays for the usual ones.
+            let k = self.kernel;
             match inputs.len() {
-                1 => (op.cpu_flat)(i, o, &[bytes(0)], out),
-                2 => (op.cpu_flat)(i, o, &[bytes(0), bytes(1)], out),
-                3 => (op.cpu_flat)(i, o, &[bytes(0), bytes(1), bytes(2)], out),
-                n => {
-                    let all: [&[u8]; MAX_INPUTS] =
-                        std::array::from_fn(|k| if k < n { bytes(k) } else { &[] });
-                    (op.cpu_flat)(i, o, &all[..n], out)
+                1 if aligned(bytes(0), ies) => {
+                    k(&[bytes(0)], out);
+                    return Ok(());
                 }
+                2 if aligned(bytes(0), ies) && aligned(bytes(1), ies) => {
+                    k(&[bytes(0), bytes(1)], out);
+                    return Ok(());
+                }
+                _ => {}
             }
-        } else {
-            let srcs: [Src<'_>; MAX_INPUTS] = std::array::from_fn(|k| match inputs.get(k) {
-                Some(Buffer::Bytes(_)) => Src::Bytes(bytes(k)),
-                _ => Src::Output,
-            });
-            (op.cpu)(plan, &srcs[..inputs.len()], out);
         }
+        let srcs: [InputBuffer<'_>; MAX_INPUTS] = std::array::from_fn(|k| match inputs.get(k) {
+            Some(InputBuffer::Bytes(_)) => InputBuffer::Bytes(bytes(k)),
+            _ => InputBuffer::Output,
+        });
+        walk::run(&self.plan, &srcs[..inputs.len()], out, &self.kernel);
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn in_place_error(&self, k: usize) -> Error {
+        match check_in_place(self.op, k) {
+            Err(e) => e,
+            // The slot says the op does not allow it here: the input's layout is not the output's.
+            Ok(()) => Error::PartialOverlap {
+                op: self.op.name(),
+                tensor: self.op.tensor_name(k),
+                start: 0,
+                end: self.slots[k].extent,
+                out_start: 0,
+                out_end: self.out_slot.extent,
+            },
+        }
     }
 
     #[cold]
     #[inline(never)]
     fn input_count_error(&self, got: usize) -> Error {
         Error::InputCount {
-            op: self.op.name,
+            op: self.op.name(),
             expected: self.inputs.len(),
-            names: self.op.inputs.join(", "),
+            names: self.op.inputs().join(", "),
             got,
         }
     }
@@ -161,10 +178,11 @@ impl Compiled {
     #[cold]
     #[inline(never)]
     fn buffer_error(&self, input: Option<usize>, b: &[u8]) -> Error {
-        let (len, at) = (b.len(), b.as_ptr() as usize);
+        let (len, addr) = (b.len(), b.as_ptr() as usize);
+        let place = Place::Slice { addr, len };
         let checked = match input {
-            Some(k) => check_buffer(&self.inputs[k], OpTensor(self.op, k), len, at),
-            None => check_buffer(&self.output, "OutputTensor", len, at),
+            Some(k) => check_place(&self.inputs[k], OpTensor(self.op, k), place),
+            None => check_place(&self.output, "OutputTensor", place),
         };
         // The slot's check is the shared check's, so this fallback is not reached.
         let slot = input.map_or(self.out_slot, |k| self.slots[k]);
@@ -181,7 +199,12 @@ impl Compiled {
     /// `vec![O::ZERO; n]` becomes, and which glibc serves outside its per-thread cache).
     pub fn execute_new<T: Element, O: Element>(&self, inputs: &[&[T]]) -> Result<Vec<O>> {
         let n = self.output.total_bytes().div_ceil(size_of::<O>());
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::new();
+        out.try_reserve_exact(n)
+            .map_err(|_| Error::AllocationFailed {
+                tensor: "OutputTensor".to_owned(),
+                bytes: self.output.total_bytes(),
+            })?;
         out.extend(std::iter::repeat_n(O::ZERO, n));
         self.execute_typed(inputs, &mut out)?;
         Ok(out)
@@ -195,7 +218,7 @@ impl Compiled {
     ) -> Result<()> {
         if T::DATA_TYPE != self.plan.in_dtype {
             return Err(Error::DataTypeMismatch {
-                op: self.op.name,
+                op: self.op.name(),
                 tensor: self.op.tensor_name(0),
                 dtype: T::DATA_TYPE,
                 expected: self.plan.in_dtype,
@@ -204,7 +227,7 @@ impl Compiled {
         }
         if O::DATA_TYPE != self.plan.out_dtype {
             return Err(Error::OutputDataType {
-                op: self.op.name,
+                op: self.op.name(),
                 dtype: O::DATA_TYPE,
                 expected: format!("{}, as compiled", self.plan.out_dtype),
             });
@@ -212,14 +235,14 @@ impl Compiled {
         if inputs.len() != self.slots.len() {
             return Err(self.input_count_error(inputs.len()));
         }
-        let b = |k: usize| Buffer::Bytes(bytemuck::cast_slice(inputs[k]));
+        let b = |k: usize| InputBuffer::Bytes(bytemuck::cast_slice(inputs[k]));
         O::with_bytes_mut(output, |out| match inputs.len() {
             1 => self.execute(&[b(0)], out),
             2 => self.execute(&[b(0), b(1)], out),
             3 => self.execute(&[b(0), b(1), b(2)], out),
             n => {
-                let all: [Buffer<'_>; MAX_INPUTS] =
-                    std::array::from_fn(|k| if k < n { b(k) } else { Buffer::Output });
+                let all: [InputBuffer<'_>; MAX_INPUTS] =
+                    std::array::from_fn(|k| if k < n { b(k) } else { InputBuffer::Output });
                 self.execute(&all[..n], out)
             }
         })

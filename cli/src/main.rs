@@ -16,10 +16,10 @@ mod run;
 
 fn emit(args: std::fmt::Arguments<'_>) {
     use std::io::Write;
-    if let Err(e) = writeln!(std::io::stdout().lock(), "{args}") {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
+    if let Err(e) = writeln!(std::io::stdout().lock(), "{args}")
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        std::process::exit(0);
     }
 }
 

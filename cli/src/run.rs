@@ -100,7 +100,11 @@ fn unknown(name: &str) -> tensorbits::Error {
 pub fn run(a: RunArgs) -> Result<(), Fail> {
     let op = resolve(&a.op, a.direction)?;
     let level = FeatureLevel::parse(&a.level).ok_or_else(|| {
-        Fail::input(format!("unknown feature level '{}'; expected 1_0, 2_0, 2_1, 3_0, 3_1, 4_0, 4_1, 5_0 to 5_3, 6_0 to 6_4, or ext", a.level))
+        Fail::input(format!(
+            "unknown feature level '{}'; expected one of: {}",
+            a.level,
+            FeatureLevel::all_names(true, ", ")
+        ))
     })?;
     let broadcast = match (a.broadcast, a.axis) {
         (Some(BroadcastArg::Pdpd), axis) => Some(Broadcast::Pdpd {
@@ -153,24 +157,6 @@ pub fn run(a: RunArgs) -> Result<(), Fail> {
     write_atomically(&a.output, out_dt, plan.output_shape(), &out)
 }
 
-fn storage(g: &GpuExecutor, bytes: &[u8], len: u64) -> wgpu::Buffer {
-    let size = len.div_ceil(4).max(1) * 4;
-    let b = g.device().create_buffer(&wgpu::BufferDescriptor {
-        label: Some("tensorbits cli"),
-        size,
-        usage: wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    if !bytes.is_empty() {
-        let mut padded = bytes.to_vec();
-        padded.resize(size as usize, 0);
-        g.queue().write_buffer(&b, 0, &padded);
-    }
-    b
-}
-
 fn run_gpu(
     g: &GpuExecutor,
     op: &OpInfo,
@@ -180,9 +166,10 @@ fn run_gpu(
 ) -> Result<Vec<u8>, Fail> {
     let bufs: Vec<wgpu::Buffer> = arrays
         .iter()
-        .map(|x| storage(g, &x.bytes, x.bytes.len() as u64))
-        .collect();
-    let out = storage(g, &[], out_desc.total_bytes() as u64);
+        .enumerate()
+        .map(|(k, x)| g.storage_buffer(&op.tensor_name(k), x.bytes.len(), &x.bytes))
+        .collect::<Result<_, _>>()?;
+    let out = g.storage_buffer("OutputTensor", out_desc.total_bytes(), &[])?;
     let inputs: Vec<GpuInput<'_>> = arrays
         .iter()
         .zip(&bufs)
@@ -249,35 +236,9 @@ fn write_atomically(path: &Path, dt: DataType, shape: &[usize], bytes: &[u8]) ->
 
 /// The other names each standard op answers to, for `ops`.
 fn names(op: &OpInfo) -> String {
-    let candidates = [
-        "and",
-        "or",
-        "xor",
-        "not",
-        "shl",
-        "shr",
-        "popcount",
-        "BitwiseAnd",
-        "BitwiseOr",
-        "BitwiseXor",
-        "BitwiseNot",
-        "BitwiseLeftShift",
-        "BitwiseRightShift",
-        "bitwise_and",
-        "bitwise_or",
-        "bitwise_xor",
-        "invert",
-        "left_shift",
-        "right_shift",
-        "bitwise_count",
-    ];
-    let mut v: Vec<&str> = candidates
-        .iter()
-        .copied()
-        .filter(|c| ops::find(c).is_some_and(|o| o.name == op.name))
-        .collect();
-    if op.name.contains("SHIFT") {
-        v.push(if op.name.ends_with("LEFT") {
+    let mut v: Vec<&str> = ops::aliases(op).to_vec();
+    if op.name().contains("SHIFT") {
+        v.push(if op.name().ends_with("LEFT") {
             "BitShift --direction left"
         } else {
             "BitShift --direction right"
@@ -299,10 +260,10 @@ pub fn ops(which: Option<&str>) -> Result<(), Fail> {
             for op in ops::ALL {
                 say!(
                     "{:<30} {:<14} {:<10} {:<20} {}",
-                    op.name,
-                    op.type_name,
+                    op.name(),
+                    op.type_name(),
                     op.introduced().name(),
-                    op.compute,
+                    op.compute(),
                     names(op)
                 );
             }
@@ -316,13 +277,13 @@ pub fn ops(which: Option<&str>) -> Result<(), Fail> {
         }
         Some(name) => {
             let op = resolve(name, None)?;
-            say!("{} ({}): {}", op.name, op.type_name, op.summary);
-            say!("computes: {}", op.compute);
-            let modes: Vec<&str> = op.broadcast.iter().map(|m| m.name()).collect();
+            say!("{} ({}): {}", op.name(), op.type_name(), op.summary());
+            say!("computes: {}", op.compute());
+            let modes: Vec<&str> = op.broadcast_modes().iter().map(|m| m.name()).collect();
             if !modes.is_empty() {
                 say!("broadcast: {} (default {})", modes.join(", "), modes[0]);
             }
-            let inplace: Vec<String> = op.in_place.iter().map(|&k| op.tensor_name(k)).collect();
+            let inplace: Vec<String> = op.in_place().iter().map(|&k| op.tensor_name(k)).collect();
             say!(
                 "in place: {}",
                 if inplace.is_empty() {

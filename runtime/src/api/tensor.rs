@@ -1,7 +1,7 @@
 //! Typed tensors: owned ([`Tensor`]) and borrowed strided views ([`TensorView`], [`TensorViewMut`]).
 
-use crate::desc::name_error;
 use crate::error::{Error, Result, ShapeText};
+use crate::validate::desc::name_error;
 use crate::{Dims, Element, TensorDesc};
 use std::fmt;
 
@@ -72,7 +72,7 @@ impl<T: Element> Tensor<T> {
                 tensor: "tensor".to_owned(),
                 sizes: ShapeText(shape.to_vec()),
             })?;
-        Tensor::from_vec(vec![T::ZERO; n], shape)
+        Tensor::from_vec(crate::alloc::zeroed_vec(n, "tensor")?, shape)
     }
 
     /// The sizes.

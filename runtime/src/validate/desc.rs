@@ -1,29 +1,8 @@
 //! Tensor descriptions, following `DML_BUFFER_TENSOR_DESC`, and the rules that make one valid.
 
+use super::Name;
 use crate::error::{Error, Result, ShapeText};
-use crate::{DataType, Dims, MAX_RANK, OpInfo};
-
-/// A tensor's name for error messages, turned into a `String` only when an error is built: the
-/// success path of validation allocates nothing.
-pub(crate) trait Name: Copy {
-    fn name(self) -> String;
-}
-
-impl Name for &str {
-    fn name(self) -> String {
-        self.to_owned()
-    }
-}
-
-/// Input `.1` of op `.0` (DirectML's name: `ATensor`), or `OutputTensor` past the inputs.
-#[derive(Clone, Copy)]
-pub(crate) struct OpTensor<'a>(pub &'a OpInfo, pub usize);
-
-impl Name for OpTensor<'_> {
-    fn name(self) -> String {
-        self.0.tensor_name(self.1)
-    }
-}
+use crate::{DataType, Dims, MAX_RANK};
 
 /// Describes a tensor in a byte buffer, as `DML_BUFFER_TENSOR_DESC` does: data type, sizes, optional
 /// element strides, the total size in bytes the binding provides, and an optional guaranteed alignment
@@ -214,14 +193,14 @@ impl TensorDesc {
                 rank: self.sizes.len(),
             });
         }
-        if let Some(a) = self.alignment {
-            if !a.is_power_of_two() || a < self.data_type.size() {
-                return Err(Error::BadAlignment {
-                    tensor: name(),
-                    alignment: a,
-                    elem: self.data_type.size(),
-                });
-            }
+        if let Some(a) = self.alignment
+            && (!a.is_power_of_two() || a < self.data_type.size())
+        {
+            return Err(Error::BadAlignment {
+                tensor: name(),
+                alignment: a,
+                elem: self.data_type.size(),
+            });
         }
         self.element_count().ok_or_else(|| Error::SizeOverflow {
             tensor: name(),
@@ -237,10 +216,8 @@ impl TensorDesc {
                 strides: ShapeText(self.effective_strides().to_vec()),
             });
         }
-        if is_output {
-            if let Some(strides) = self.strides {
-                check_output_strides(&self.sizes, &strides)?;
-            }
+        if is_output && let Some(strides) = self.strides {
+            check_output_strides(&self.sizes, &strides)?;
         }
         Ok(())
     }

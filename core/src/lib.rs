@@ -1,7 +1,9 @@
-//! The vocabulary that `tensorbits-macros` (at compile time) and `tensorbits-runtime` (at run time)
-//! share: data types, feature levels, broadcast modes, and the "Tensor support" tables rendered in the
-//! DirectML pages' layout. Keeping it in one dependency-free crate means the rustdoc the macro writes and
-//! the tables the command-line tool prints come from the same code and cannot drift apart.
+//! What `tensorbits-macros` (at compile time) and `tensorbits-runtime` (at run time) share: data
+//! types, feature levels, broadcast modes, the "Tensor support" tables rendered in the DirectML pages'
+//! layout, and the WGSL templates and per-width helper functions ([`wgsl`]) that every generated GPU
+//! kernel is built from. Keeping it in one dependency-free crate means the rustdoc the macro writes,
+//! the tables the command-line tool prints and the shaders the runtime binds come from the same code
+//! and cannot drift apart.
 
 #![forbid(unsafe_code)]
 
@@ -91,6 +93,13 @@ impl DataType {
             DataType::U8 => "UINT8",
             DataType::Bool => "BOOL",
         }
+    }
+
+    /// Every type's Rust spelling, in [`ALL`](Self::ALL)'s order, separated by `sep`: the list error
+    /// messages print.
+    pub fn all_names(sep: &str) -> String {
+        let names: Vec<&str> = DataType::ALL.iter().map(|t| t.name()).collect();
+        names.join(sep)
     }
 
     /// Parses the Rust spelling (`u8`) or the DirectML one (`UINT8`), case-insensitively.
@@ -245,16 +254,39 @@ impl FeatureLevel {
         }
     }
 
-    /// Parses `3_0`, `FL_3_0`, `DML_FEATURE_LEVEL_3_0`, `3.0` or `ext`, case-insensitively.
+    /// The spelling without the `FL_` prefix, as the command line takes it: `3_0`, `ext`.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            FeatureLevel::EXT => "ext",
+            other => &other.name()[3..],
+        }
+    }
+
+    /// Every level's spelling (`FL_3_0`, or with `short` `3_0`), lowest first, separated by `sep`:
+    /// the list error messages print.
+    pub fn all_names(short: bool, sep: &str) -> String {
+        let names: Vec<&str> = FeatureLevel::ALL
+            .iter()
+            .map(|l| if short { l.short_name() } else { l.name() })
+            .collect();
+        names.join(sep)
+    }
+
+    /// Parses `3_0`, `FL_3_0`, `DML_FEATURE_LEVEL_3_0`, `3.0` or `ext`, case-insensitively. An empty
+    /// or partial name (`""`, `FL_`, `DML_FEATURE_LEVEL_`) is not a level.
     pub fn parse(text: &str) -> Option<FeatureLevel> {
         let upper = text.trim().to_ascii_uppercase().replace('.', "_");
+        if upper == "EXT" {
+            return Some(FeatureLevel::EXT);
+        }
         let short = upper
             .strip_prefix("DML_FEATURE_LEVEL_")
             .or_else(|| upper.strip_prefix("FL_"))
             .unwrap_or(&upper);
         FeatureLevel::ALL
             .into_iter()
-            .find(|l| l.name() == short || l.name().get(3..) == Some(short))
+            .filter(|l| *l != FeatureLevel::EXT)
+            .find(|l| l.short_name() == short)
     }
 }
 
@@ -332,6 +364,21 @@ mod tests {
         );
         assert_eq!(FeatureLevel::parse("ext"), Some(FeatureLevel::EXT));
         assert_eq!(FeatureLevel::parse("4_2"), None);
+        for partial in [
+            "",
+            " ",
+            "FL_",
+            "fl_",
+            "DML_FEATURE_LEVEL_",
+            "EX",
+            "FL_EXT",
+            "_",
+        ] {
+            assert_eq!(FeatureLevel::parse(partial), None, "{partial:?}");
+        }
+        assert!(FeatureLevel::all_names(true, ", ").starts_with("1_0, 2_0"));
+        assert!(FeatureLevel::all_names(false, ", ").ends_with("FL_6_4, EXT"));
+        assert!(DataType::all_names(" ").ends_with("u8 bool"));
         assert_eq!(DataType::from_name("c8"), None);
     }
 

@@ -3,6 +3,7 @@
 //! Fortran-order inputs; and a corpus of bad inputs, each exit 2 with one `error:` line naming the
 //! problem and no output file left behind.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::Rng;
@@ -207,14 +208,14 @@ fn every_op_and_type_round_trips_through_files() {
     let mut rng = Rng(7);
     for op in ops::ALL {
         for &dt in op.all_types() {
-            for out_dt in op.output.map_or(vec![dt], |o| o.to_vec()) {
+            for out_dt in op.output_types().map_or(vec![dt], |o| o.to_vec()) {
                 let shape = vec![2, 3];
                 let inputs: Vec<(DataType, Vec<usize>, Vec<u8>)> = (0..op.arity())
                     .map(|_| (dt, shape.clone(), random_bytes(&mut rng, dt, 6)))
                     .collect();
                 let mut files = Vec::new();
                 for (k, (dt, shape, data)) in inputs.iter().enumerate() {
-                    let f = tmp(&format!("rt_{}_{}_{k}.npy", op.type_name, dt));
+                    let f = tmp(&format!("rt_{}_{}_{k}.npy", op.type_name(), dt));
                     let mut d = data.clone();
                     bool_norm(*dt, &mut d);
                     write_npy(&f, *dt, shape, &d, false, false, 1);
@@ -227,8 +228,8 @@ fn every_op_and_type_round_trips_through_files() {
                         (dt, s, d)
                     })
                     .collect();
-                let out = tmp(&format!("rt_{}_{}_{}_out.npy", op.type_name, dt, out_dt));
-                let mut args = vec!["run", op.name];
+                let out = tmp(&format!("rt_{}_{}_{}_out.npy", op.type_name(), dt, out_dt));
+                let mut args = vec!["run", op.name()];
                 args.extend(files.iter().map(|f| p(f)));
                 args.extend([
                     "-o",
@@ -238,21 +239,21 @@ fn every_op_and_type_round_trips_through_files() {
                     "--out-dtype",
                     out_dt.name(),
                 ]);
-                if op.output.is_none() {
+                if op.output_types().is_none() {
                     args.truncate(args.len() - 2);
                 }
                 let r = run(&args);
                 assert!(
                     r.status.success(),
                     "{} {dt}: {}",
-                    op.name,
+                    op.name(),
                     String::from_utf8_lossy(&r.stderr)
                 );
                 let (d, s, data) = read_npy(&out);
                 let (ws, wd) = library(op, Call::default(), &inputs, out_dt);
                 assert_eq!(d, descr(out_dt, false));
                 assert_eq!(s, ws);
-                assert_eq!(data, wd, "{} {dt} -> {out_dt}", op.name);
+                assert_eq!(data, wd, "{} {dt} -> {out_dt}", op.name());
             }
         }
     }
@@ -412,7 +413,7 @@ fn gpu_device_gives_the_same_file() {
             let f = tmp("gpu_in.npy");
             write_npy(&f, dt, &[10], &data, false, false, 1);
             let (oc, og) = (tmp("gpu_cpu.npy"), tmp("gpu_gpu.npy"));
-            let mut args: Vec<&str> = vec!["run", op.name];
+            let mut args: Vec<&str> = vec!["run", op.name()];
             args.extend(std::iter::repeat_n(p(&f), op.arity()));
             let rc = bin()
                 .args(&args)
@@ -433,7 +434,7 @@ fn gpu_device_gives_the_same_file() {
                 std::fs::read(&oc).unwrap(),
                 std::fs::read(&og).unwrap(),
                 "{} {dt}",
-                op.name
+                op.name()
             );
         }
     }
@@ -616,7 +617,7 @@ fn help_ops_devices_and_bench() {
     let r = run(&["ops"]);
     let s = String::from_utf8_lossy(&r.stdout);
     for op in ops::ALL {
-        assert!(s.contains(op.name), "{s}");
+        assert!(s.contains(op.name()), "{s}");
     }
     let r = run(&["ops", "DML_ELEMENT_WISE_BIT_COUNT_OPERATOR_DESC"]);
     let s = String::from_utf8_lossy(&r.stdout);

@@ -1,4 +1,4 @@
-//! The crate's only `unsafe` code, for speed on x86_64:
+//! The CPU executor's only `unsafe` code, for speed on x86_64:
 //!
 //! - the executor's hot loop compiled again for AVX2 and for AVX-512, and called when the CPU has
 //!   those features (detected at run time; the baseline build only assumes SSE2, which has no
@@ -14,9 +14,9 @@
 use crate::element::Word;
 use bytemuck::Pod;
 
-/// The executor's hot loop ([`crate::cpu::compute`]), in the best version this CPU runs.
+/// The executor's hot loop ([`compute`](super::kernel::compute)), in the best version this CPU runs.
 #[inline]
-pub fn compute<W: Word, O: Pod, const N: usize>(
+pub(crate) fn compute<W: Word, O: Pod, const N: usize>(
     lanes: &[&[W]; N],
     out: &mut [O],
     f: &impl Fn([W; N]) -> O,
@@ -29,12 +29,12 @@ pub fn compute<W: Word, O: Pod, const N: usize>(
         Isa::Avx2 => return unsafe { compute_avx2(lanes, out, f) },
         Isa::Baseline => {}
     }
-    crate::cpu::compute(lanes, out, f)
+    super::kernel::compute(lanes, out, f)
 }
 
-/// [`crate::cpu::compute_new`] in the best version this CPU runs: the hot loop into a new vector.
+/// [`compute_new`](super::kernel::compute_new) in the best version this CPU runs: the hot loop into a new vector.
 #[inline]
-pub fn compute_new<W: Word, O: Pod, const N: usize>(
+pub(crate) fn compute_new<W: Word, O: Pod, const N: usize>(
     lanes: &[&[W]; N],
     n: usize,
     f: &impl Fn([W; N]) -> O,
@@ -47,7 +47,7 @@ pub fn compute_new<W: Word, O: Pod, const N: usize>(
         Isa::Avx2 => return unsafe { compute_new_avx2(lanes, n, f) },
         Isa::Baseline => {}
     }
-    crate::cpu::compute_new(lanes, n, f)
+    super::kernel::compute_new(lanes, n, f)
 }
 
 /// The instruction sets the hot loop is compiled for.
@@ -71,7 +71,8 @@ fn isa() -> Isa {
         2 => Isa::Avx2,
         1 => Isa::Baseline,
         _ => {
-            let isa = if std::arch::is_x86_feature_detected!("avx512bw")
+            let isa = if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
                 && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
                 && std::arch::is_x86_feature_detected!("avx512bitalg")
             {
@@ -96,7 +97,7 @@ fn compute_avx2<W: Word, O: Pod, const N: usize>(
 ) {
     // `cpu::compute` and the element functions are `inline(always)`, so the whole loop is compiled
     // here, with AVX2.
-    crate::cpu::compute(lanes, out, f)
+    super::kernel::compute(lanes, out, f)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -106,7 +107,7 @@ fn compute_avx512<W: Word, O: Pod, const N: usize>(
     out: &mut [O],
     f: &impl Fn([W; N]) -> O,
 ) {
-    crate::cpu::compute(lanes, out, f)
+    super::kernel::compute(lanes, out, f)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -116,7 +117,7 @@ fn compute_new_avx2<W: Word, O: Pod, const N: usize>(
     n: usize,
     f: &impl Fn([W; N]) -> O,
 ) -> Vec<O> {
-    crate::cpu::compute_new(lanes, n, f)
+    super::kernel::compute_new(lanes, n, f)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -126,13 +127,13 @@ fn compute_new_avx512<W: Word, O: Pod, const N: usize>(
     n: usize,
     f: &impl Fn([W; N]) -> O,
 ) -> Vec<O> {
-    crate::cpu::compute_new(lanes, n, f)
+    super::kernel::compute_new(lanes, n, f)
 }
 
 /// Copies `src` into `dst` (same length) with streaming stores where the platform has them.
 /// Call [`fence`] once after the last streaming copy of a thread, before its results are shared.
 #[inline]
-pub fn copy<T: bytemuck::Pod>(dst: &mut [T], src: &[T]) {
+pub(crate) fn copy<T: bytemuck::Pod>(dst: &mut [T], src: &[T]) {
     let dst: &mut [u8] = bytemuck::cast_slice_mut(dst);
     let src: &[u8] = bytemuck::cast_slice(src);
     let len = dst.len().min(src.len());
@@ -162,7 +163,7 @@ pub fn copy<T: bytemuck::Pod>(dst: &mut [T], src: &[T]) {
 
 /// Orders this thread's streaming stores before any later store (they are weakly ordered).
 #[inline]
-pub fn fence() {
+pub(crate) fn fence() {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `sfence` only orders stores; SSE is part of the x86_64 baseline.
     unsafe {
@@ -196,27 +197,31 @@ mod tests {
             for n in [0, 1, 7, 31, 64, 65, 129, 1000] {
                 let (a, b) = (words(n as u64 + 1, n, from), words(n as u64 + 99, n, from));
                 let (mut base, mut base_c) = (vec![W::lit(0); n], vec![0u32; n]);
-                crate::cpu::compute(&[&a[..], &b[..]], &mut base, &mixed);
-                crate::cpu::compute(&[&a[..]], &mut base_c, &count);
+                crate::cpu::kernel::compute(&[&a[..], &b[..]], &mut base, &mixed);
+                crate::cpu::kernel::compute(&[&a[..]], &mut base_c, &count);
                 let mut got = vec![W::lit(0); n];
                 let mut got_c = vec![0u32; n];
                 if std::arch::is_x86_feature_detected!("avx2") {
                     // SAFETY: AVX2 was detected on this CPU.
-                    unsafe { super::compute_avx2(&[&a[..], &b[..]], &mut got, &mixed) };
-                    unsafe { super::compute_avx2(&[&a[..]], &mut got_c, &count) };
+                    unsafe {
+                        super::compute_avx2(&[&a[..], &b[..]], &mut got, &mixed);
+                        super::compute_avx2(&[&a[..]], &mut got_c, &count);
+                    }
                     assert_eq!((&got, &got_c), (&base, &base_c), "AVX2, {n} elements");
                 }
                 if super::isa() == super::Isa::Avx512 {
                     // SAFETY: `isa` detected every feature `compute_avx512` is compiled for.
-                    unsafe { super::compute_avx512(&[&a[..], &b[..]], &mut got, &mixed) };
-                    unsafe { super::compute_avx512(&[&a[..]], &mut got_c, &count) };
+                    unsafe {
+                        super::compute_avx512(&[&a[..], &b[..]], &mut got, &mixed);
+                        super::compute_avx512(&[&a[..]], &mut got_c, &count);
+                    }
                     assert_eq!((&got, &got_c), (&base, &base_c), "AVX-512, {n} elements");
                 }
                 super::compute(&[&a[..], &b[..]], &mut got, &mixed);
                 assert_eq!(got, base, "dispatched, {n} elements");
                 // Into a new vector: every version, and the dispatch.
                 let lanes = [&a[..], &b[..]];
-                assert_eq!(crate::cpu::compute_new(&lanes, n, &mixed), base);
+                assert_eq!(crate::cpu::kernel::compute_new(&lanes, n, &mixed), base);
                 if std::arch::is_x86_feature_detected!("avx2") {
                     // SAFETY: AVX2 was detected on this CPU.
                     let v = unsafe { super::compute_new_avx2(&lanes, n, &mixed) };

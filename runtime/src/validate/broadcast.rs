@@ -1,42 +1,15 @@
 //! Broadcasting (OpenVINO's `auto_broadcast`: none, numpy, pdpd) and the collapsed iteration space.
 
+use super::desc::TensorDesc;
 use crate::error::{Error, Result, ShapeText};
-use crate::{BroadcastMode, Dims, MAX_INPUTS, MAX_RANK, OpInfo, TensorDesc};
-
-/// A broadcast mode with its parameter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Broadcast {
-    /// Shapes must be equal.
-    None,
-    /// Right-aligned, size-1 dimensions stretch, rank 0 allowed (numpy, ONNX multidirectional).
-    Numpy,
-    /// PaddlePaddle style: every later input onto the first, starting at dimension `axis`; -1 means
-    /// `rank(first) - rank(other)`. Trailing size-1 dimensions of the later input are ignored.
-    Pdpd {
-        /// Start dimension in the first input, or -1.
-        axis: i64,
-    },
-}
-
-impl Broadcast {
-    /// `pdpd` with the default axis (-1).
-    pub const PDPD: Broadcast = Broadcast::Pdpd { axis: -1 };
-
-    /// The mode without its parameter.
-    pub fn mode(self) -> BroadcastMode {
-        match self {
-            Broadcast::None => BroadcastMode::None,
-            Broadcast::Numpy => BroadcastMode::Numpy,
-            Broadcast::Pdpd { .. } => BroadcastMode::Pdpd,
-        }
-    }
-}
+use crate::op::{Broadcast, OpInfo};
+use crate::{Dims, MAX_INPUTS, MAX_RANK};
 
 /// The output shape of `inputs` under `b`, or the error that names the first mismatch.
 pub(crate) fn broadcast_shapes(op: &OpInfo, b: Broadcast, inputs: &[&TensorDesc]) -> Result<Dims> {
     let first = inputs[0].dims();
     let mismatch = |i: usize, target: usize, detail: String| Error::ShapeMismatch {
-        op: op.name,
+        op: op.name(),
         mode: b.mode(),
         tensor: op.tensor_name(i),
         shape: ShapeText(inputs[i].sizes().to_vec()),
@@ -127,29 +100,37 @@ pub(crate) fn broadcast_shapes(op: &OpInfo, b: Broadcast, inputs: &[&TensorDesc]
     }
 }
 
-/// For pdpd: the start dimension in the first input and the later input's rank without trailing 1s.
+/// For pdpd: where input `i` starts in the first input's dimensions and how many of its dimensions
+/// count (its rank without trailing 1s), or the error when `axis` does not fit.
 fn pdpd_axis(op: &OpInfo, axis: i64, inputs: &[&TensorDesc], i: usize) -> Result<(usize, usize)> {
     let a_rank = inputs[0].rank();
     let s = inputs[i].sizes();
-    let trimmed = s.iter().rposition(|&x| x != 1).map_or(0, |p| p + 1);
-    let bad = || Error::BadAxis {
-        op: op.name,
+    pdpd_span(axis, a_rank, s).ok_or_else(|| Error::BadAxis {
+        op: op.name(),
         axis,
         tensor: op.tensor_name(i),
-        rank: trimmed,
+        rank: pdpd_trimmed(s),
         target_rank: a_rank,
-        max: a_rank.saturating_sub(trimmed),
-    };
+        max: a_rank.saturating_sub(pdpd_trimmed(s)),
+    })
+}
+
+/// A later input's rank for pdpd: trailing size-1 dimensions are ignored.
+fn pdpd_trimmed(sizes: &[usize]) -> usize {
+    sizes.iter().rposition(|&x| x != 1).map_or(0, |p| p + 1)
+}
+
+/// The one computation of pdpd's geometry: the start dimension in a first input of rank `a_rank`
+/// and the number of `sizes` that count, or `None` when they do not fit from `axis`.
+fn pdpd_span(axis: i64, a_rank: usize, sizes: &[usize]) -> Option<(usize, usize)> {
+    let trimmed = pdpd_trimmed(sizes);
     let start = if axis == -1 {
         // The default axis uses the full rank, before trailing 1s are dropped (OpenVINO's rule).
-        a_rank.checked_sub(s.len()).ok_or_else(bad)?
+        a_rank.checked_sub(sizes.len())?
     } else {
-        usize::try_from(axis).map_err(|_| bad())?
+        usize::try_from(axis).ok()?
     };
-    if start.checked_add(trimmed).is_none_or(|end| end > a_rank) {
-        return Err(bad());
-    }
-    Ok((start, trimmed))
+    (start.checked_add(trimmed)? <= a_rank).then_some((start, trimmed))
 }
 
 /// Each input's element strides in the output's index space: 0 where it is broadcast.
@@ -163,17 +144,12 @@ pub(crate) fn aligned_strides(
         let strides = d.effective_strides();
         let sizes = d.sizes();
         let mut a = Dims::filled(out.len(), 0);
+        // Validation has checked that every input fits the output this way.
         let (start, used) = match b {
             Broadcast::Pdpd { axis } if i > 0 => {
-                let trimmed = sizes.iter().rposition(|&x| x != 1).map_or(0, |p| p + 1);
-                let start = if axis == -1 {
-                    out.len() - sizes.len()
-                } else {
-                    axis as usize
-                };
-                (start, trimmed)
+                pdpd_span(axis, out.len(), sizes).unwrap_or((0, 0))
             }
-            _ => (out.len() - sizes.len(), sizes.len()),
+            _ => (out.len().saturating_sub(sizes.len()), sizes.len()),
         };
         for j in 0..used {
             if sizes[j] != 1 {

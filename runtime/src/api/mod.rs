@@ -1,0 +1,8 @@
+//! The entry points: typed calls and their [`Options`](crate::Options), tensors and views, the
+//! dynamic [`execute`](crate::execute) on byte buffers, and [`compile`](crate::compile)d calls.
+//! Each validates through [`validate`](crate::validate) and runs on the CPU executor.
+
+pub(crate) mod compiled;
+pub(crate) mod dynamic;
+pub(crate) mod tensor;
+pub(crate) mod typed;

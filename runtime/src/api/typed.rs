@@ -1,0 +1,315 @@
+//! The typed API's options and the helpers that generated methods call. They build descriptions from
+//! views and go through the same [`validate`](crate::validate) as the dynamic API; the work runs
+//! on the op's element function, which the generated methods pass in at the call's types.
+
+use crate::cpu::{PARALLEL_BYTES, simd, walk};
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::level::{Level, levels::EXT};
+use crate::op::{Broadcast, Call, InputBuffer, OpInfo, Plan};
+use crate::validate::{self, buffer::check_in_place};
+use crate::{Dims, Tensor, TensorDesc, TensorView, TensorViewMut};
+use std::marker::PhantomData;
+
+/// Feature level (as a type, checked at compile time), broadcast mode and, for ops whose output type
+/// differs from the inputs' (bit counts), the output type of a typed call.
+///
+/// ```
+/// use tensorbits_runtime::{Broadcast, Options, levels::FL_4_1};
+/// let opts = Options::at(FL_4_1).broadcast(Broadcast::Numpy);
+/// // For a bit count: u32 counts instead of the op's first declared output type.
+/// let wide = Options::new().output::<u32>();
+/// # let _ = (opts, wide);
+/// ```
+#[derive(Debug)]
+pub struct Options<L = EXT, O = DefaultOutput> {
+    level: L,
+    broadcast: Option<Broadcast>,
+    output: PhantomData<fn() -> O>,
+}
+
+impl<L: Clone, O> Clone for Options<L, O> {
+    fn clone(&self) -> Self {
+        Options {
+            level: self.level.clone(),
+            broadcast: self.broadcast,
+            output: PhantomData,
+        }
+    }
+}
+
+impl<L: Copy, O> Copy for Options<L, O> {}
+
+impl<L: Default> Default for Options<L> {
+    fn default() -> Self {
+        Options {
+            level: L::default(),
+            broadcast: None,
+            output: PhantomData,
+        }
+    }
+}
+
+impl Options<EXT> {
+    /// Level `EXT`, the op's default broadcast mode and output type.
+    pub fn new() -> Self {
+        Options::default()
+    }
+}
+
+impl<L: Level> Options<L> {
+    /// Validates calls against `level`; data types the op lacks there are compile errors.
+    pub fn at(level: L) -> Self {
+        Options {
+            level,
+            broadcast: None,
+            output: PhantomData,
+        }
+    }
+}
+
+impl<L: Level, O> Options<L, O> {
+    /// Chooses the broadcast mode (the op must accept it).
+    pub fn broadcast(mut self, broadcast: Broadcast) -> Self {
+        self.broadcast = Some(broadcast);
+        self
+    }
+
+    /// Chooses the output type of an op that declares several (a bit count: `u8` or `u32`). A type
+    /// the op does not declare is a compile error; ops whose output has the inputs' type take only
+    /// options that leave it at the default.
+    pub fn output<P: Element>(self) -> Options<L, P> {
+        Options {
+            level: self.level,
+            broadcast: self.broadcast,
+            output: PhantomData,
+        }
+    }
+
+    /// The level marker.
+    pub fn level(&self) -> L {
+        self.level
+    }
+
+    /// The same options for the dynamic API.
+    pub fn call(&self) -> Call {
+        Call {
+            level: L::LEVEL,
+            broadcast: self.broadcast,
+        }
+    }
+}
+
+/// The output type [`Options`] leave to the op: its first declared output type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DefaultOutput;
+
+/// Resolves an [`Options`] output choice against an op's default output type `D`. Generated
+/// signatures use it.
+#[doc(hidden)]
+pub trait OutputChoice<D: Element> {
+    /// The element type the call writes.
+    type Out: Element;
+}
+
+impl<D: Element> OutputChoice<D> for DefaultOutput {
+    type Out = D;
+}
+
+impl<D: Element, T: Element> OutputChoice<D> for T {
+    type Out = T;
+}
+
+fn bytes<'a, T: Element>(v: &TensorView<'a, T>) -> &'a [u8] {
+    bytemuck::cast_slice(v.data())
+}
+
+/// The op's element function as a kernel over contiguous runs, for the walk.
+fn kernel<T: Element, O: Element, const N: usize>(
+    f: &(impl Fn([T::Word; N]) -> O::Word + Sync),
+) -> impl Fn(&[&[u8]], &mut [u8]) + Sync {
+    move |ins: &[&[u8]], out: &mut [u8]| crate::cpu::map::<T::Word, O::Word, N>(ins, out, f)
+}
+
+/// Runs `op` on typed inputs into a new packed tensor of `O`. `f` is the op's element function at
+/// `T`'s word, which small calls on packed tensors of one shape run directly.
+#[inline]
+pub fn run_new<T: Element, O: Element, const N: usize>(
+    op: &'static OpInfo,
+    call: &Call,
+    inputs: [TensorView<'_, T>; N],
+    f: impl Fn([T::Word; N]) -> O::Word + Sync,
+) -> Result<Tensor<O>> {
+    // Packed inputs of one shape: the validator's shortcut, else the full validator.
+    if let Some(first) = inputs.first()
+        && inputs
+            .iter()
+            .all(|v| v.is_packed() && v.dims() == first.dims())
+    {
+        let shape = first.dims();
+        let checked = validate::check_same_shape(op, call, N, T::DATA_TYPE, O::DATA_TYPE, shape)?;
+        if let Some((count, broadcast)) = checked {
+            let data: [&[T]; N] = std::array::from_fn(|k| inputs[k].data());
+            let out = if count.saturating_mul(size_of::<O>()) < PARALLEL_BYTES {
+                // Written once, straight into the new vector.
+                let lanes: [&[T::Word]; N] = std::array::from_fn(|k| T::as_words(data[k]));
+                O::from_words(simd::compute_new(&lanes, count, &f))
+            } else {
+                let mut out = crate::alloc::zeroed_vec(count, "OutputTensor")?;
+                run_large(broadcast, *shape, data, &mut out, &f);
+                out
+            };
+            return Ok(Tensor::from_checked(out, *shape));
+        }
+    }
+    run_new_general(op, call, inputs, &f)
+}
+
+/// [`run_new`] for any views: the full validator and the walk over the plan.
+#[inline(never)]
+fn run_new_general<T: Element, O: Element, const N: usize>(
+    op: &'static OpInfo,
+    call: &Call,
+    inputs: [TensorView<'_, T>; N],
+    f: &(impl Fn([T::Word; N]) -> O::Word + Sync),
+) -> Result<Tensor<O>> {
+    let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
+    let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
+    let mut plan = Plan::EMPTY;
+    validate::validate_new_output_into(op, call, &refs, O::DATA_TYPE, &mut plan)?;
+    let srcs: [InputBuffer<'_>; N] = std::array::from_fn(|k| InputBuffer::Bytes(bytes(&inputs[k])));
+    let mut out = crate::alloc::zeroed_vec(plan.count, "OutputTensor")?;
+    O::with_bytes_mut(&mut out, |b| {
+        walk::run(&plan, &srcs, b, &kernel::<T, O, N>(f))
+    });
+    Ok(Tensor::from_checked(out, plan.out_shape))
+}
+
+/// Runs `op` on typed inputs into an existing (possibly strided) output view; `f` as for
+/// [`run_new`].
+#[inline]
+pub fn run_into<T: Element, O: Element, const N: usize>(
+    op: &'static OpInfo,
+    call: &Call,
+    inputs: [TensorView<'_, T>; N],
+    mut out: TensorViewMut<'_, O>,
+    f: impl Fn([T::Word; N]) -> O::Word + Sync,
+) -> Result<()> {
+    // Packed inputs and output of one shape: the validator's shortcut (views are valid by
+    // construction), else the full validator.
+    if out.is_packed()
+        && inputs
+            .iter()
+            .all(|v| v.is_packed() && v.dims() == out.dims())
+    {
+        let checked =
+            validate::check_same_shape(op, call, N, T::DATA_TYPE, O::DATA_TYPE, out.dims())?;
+        if let Some((count, broadcast)) = checked {
+            // Every input has the output's shape.
+            let shape = inputs.first().map_or(&Dims::EMPTY, |v| v.dims());
+            let data: [&[T]; N] = std::array::from_fn(|k| inputs[k].data());
+            run_packed(broadcast, shape, data, &mut out.data_mut()[..count], f);
+            return Ok(());
+        }
+    }
+    run_into_general(op, call, inputs, out, &f)
+}
+
+/// [`run_into`] for any views: the full validator and the walk over the plan.
+#[inline(never)]
+fn run_into_general<T: Element, O: Element, const N: usize>(
+    op: &'static OpInfo,
+    call: &Call,
+    inputs: [TensorView<'_, T>; N],
+    mut out: TensorViewMut<'_, O>,
+    f: &(impl Fn([T::Word; N]) -> O::Word + Sync),
+) -> Result<()> {
+    let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
+    let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
+    let plan = validate::validate(op, call, &refs, &out.desc())?;
+    let srcs: [InputBuffer<'_>; N] = std::array::from_fn(|k| InputBuffer::Bytes(bytes(&inputs[k])));
+    O::with_bytes_mut(out.data_mut(), |b| {
+        walk::run(&plan, &srcs, b, &kernel::<T, O, N>(f))
+    });
+    Ok(())
+}
+
+/// Runs a call that passed [`check_same_shape`](validate::check_same_shape) on the inputs' `data`
+/// into `out`, which holds exactly the element count: small ones with `f` on this thread, with no
+/// plan and no type dispatch; larger ones through [`run_large`]. Inlined into the generated methods
+/// with only slices and a shape, so that the views need not be built in memory.
+#[inline]
+fn run_packed<T: Element, O: Element, const N: usize>(
+    broadcast: Broadcast,
+    shape: &Dims,
+    data: [&[T]; N],
+    out: &mut [O],
+    f: impl Fn([T::Word; N]) -> O::Word + Sync,
+) {
+    let count = out.len();
+    if size_of_val(out) < PARALLEL_BYTES {
+        let lanes: [&[T::Word]; N] = std::array::from_fn(|k| &T::as_words(data[k])[..count]);
+        O::with_words_mut(out, |o| simd::compute(&lanes, o, &f));
+    } else {
+        run_large(broadcast, *shape, data, out, &f);
+    }
+}
+
+/// A large call on packed tensors of one shape: a one-dimensional plan, the walk, the thread pool.
+#[inline(never)]
+fn run_large<T: Element, O: Element, const N: usize>(
+    broadcast: Broadcast,
+    shape: Dims,
+    data: [&[T]; N],
+    out: &mut [O],
+    f: &(impl Fn([T::Word; N]) -> O::Word + Sync),
+) {
+    let plan =
+        validate::same_shape_plan(N, T::DATA_TYPE, O::DATA_TYPE, &shape, out.len(), broadcast);
+    let srcs: [InputBuffer<'_>; N] =
+        std::array::from_fn(|k| InputBuffer::Bytes(bytemuck::cast_slice(data[k])));
+    O::with_bytes_mut(out, |b| walk::run(&plan, &srcs, b, &kernel::<T, O, N>(f)));
+}
+
+/// Runs `op` in place: input `alias` is `target`, which also receives the output; `others` are the
+/// remaining inputs in order. `f` as for [`run_new`].
+pub fn run_in_place<T: Element, const N: usize>(
+    op: &'static OpInfo,
+    call: &Call,
+    alias: usize,
+    mut target: TensorViewMut<'_, T>,
+    others: &[TensorView<'_, T>],
+    f: impl Fn([T::Word; N]) -> T::Word + Sync,
+) -> Result<()> {
+    if others.len() + 1 != N || N != op.arity() {
+        return Err(Error::InputCount {
+            op: op.name(),
+            expected: op.arity(),
+            names: op.inputs().join(", "),
+            got: others.len() + 1,
+        });
+    }
+    check_in_place(op, alias)?;
+    let target_desc = target.desc();
+    let other = |k: usize| if k < alias { k } else { k - 1 };
+    let descs: [TensorDesc; N] = std::array::from_fn(|k| {
+        if k == alias {
+            target_desc
+        } else {
+            others[other(k)].desc()
+        }
+    });
+    let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
+    let plan = validate::validate(op, call, &refs, &target_desc)?;
+    let srcs: [InputBuffer<'_>; N] = std::array::from_fn(|k| {
+        if k == alias {
+            InputBuffer::Output
+        } else {
+            InputBuffer::Bytes(bytes(&others[other(k)]))
+        }
+    });
+    T::with_bytes_mut(target.data_mut(), |b| {
+        walk::run(&plan, &srcs, b, &kernel::<T, T, N>(&f))
+    });
+    Ok(())
+}

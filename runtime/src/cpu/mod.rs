@@ -1,0 +1,62 @@
+//! The CPU executor. Three layers, each using only the ones before it: the hot loops over
+//! contiguous slices (`kernel.rs`, the leaf), their versions per instruction set chosen at run time
+//! (`simd.rs`, the crate's only `unsafe` code), and the walk over any layout (`walk.rs`), which
+//! cuts a validated plan into contiguous runs for an op's kernel and spreads large calls over
+//! rayon's thread pool.
+//!
+//! The public items are the executor's tuning constants.
+
+mod kernel;
+pub(crate) mod simd;
+pub(crate) mod walk;
+
+use crate::element::Word;
+use bytemuck::Pod;
+use std::borrow::Cow;
+
+/// Output size from which a call is spread over the thread pool.
+pub const PARALLEL_BYTES: usize = 1 << 20;
+
+/// Output size from which contiguous outputs are written with streaming stores: past the caches, a
+/// normal store first reads the line it overwrites.
+pub const STREAM_BYTES: usize = 8 << 20;
+
+/// An op's kernel over contiguous runs, for words `W` in and `O` out: what every generated
+/// [`MapKernel`](crate::op::MapKernel) calls with the op's element function. Inputs of exactly the
+/// output's element count, aligned for `W` (the walk guarantees both; a misaligned buffer from
+/// elsewhere is copied first rather than refused).
+#[doc(hidden)]
+#[inline(always)]
+pub fn map<W: Word, O: Pod, const N: usize>(
+    inputs: &[&[u8]],
+    out: &mut [u8],
+    f: impl Fn([W; N]) -> O,
+) {
+    let n = out.len() / size_of::<O>();
+    if inputs.len() != N || inputs.iter().any(|b| b.len() < n * size_of::<W>()) {
+        debug_assert!(
+            false,
+            "map: {} inputs for {N}, or one too short",
+            inputs.len()
+        );
+        return;
+    }
+    let ins: [Cow<'_, [W]>; N] = std::array::from_fn(|k| words(&inputs[k][..n * size_of::<W>()]));
+    let lanes: [&[W]; N] = std::array::from_fn(|k| &*ins[k]);
+    let out = &mut out[..n * size_of::<O>()];
+    match bytemuck::try_cast_slice_mut::<u8, O>(out) {
+        Ok(o) => simd::compute(&lanes, o, &f),
+        Err(_) => {
+            let mut o: Vec<O> = bytemuck::pod_collect_to_vec(out);
+            simd::compute(&lanes, &mut o, &f);
+            out.copy_from_slice(bytemuck::cast_slice(&o));
+        }
+    }
+}
+
+fn words<W: Pod>(b: &[u8]) -> Cow<'_, [W]> {
+    match bytemuck::try_cast_slice(b) {
+        Ok(w) => Cow::Borrowed(w),
+        Err(_) => Cow::Owned(bytemuck::pod_collect_to_vec(b)),
+    }
+}
