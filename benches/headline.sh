@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The headline ratios of BENCHMARKS.md through `tensorbits bench` (op and copy timed alternately,
-# median of 11 runs each). Usage: cargo build --release && bash benches/headline.sh
+# median of 11 runs each). Usage: cargo build --release -p tensorbits-cli && bash benches/headline.sh
 set -euo pipefail
 B="$(dirname "$0")/../target/release/tensorbits"
 M=$((64 << 20))

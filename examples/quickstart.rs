@@ -11,7 +11,7 @@
 //! XOR u32 numpy broadcast [8, 1, 6, 1] ^ [7, 1, 5] -> [8, 7, 6, 5]; y[7][6][5][4] = 0x222f (= a[7][0][5][0] ^ b[6][0][4] = 0x2f ^ 0x2200)
 //! BIT_COUNT u32 [[0, 123], [456, 789]] = [[0, 6], [4, 5]] (u8 output), [[0, 6], [4, 5]] (u32 output)
 //! GPU and CPU agree bit for bit on every result above: true
-//! a bad call is an error value, never a panic: ELEMENT_WISE_BIT_XOR (none broadcast): BTensor shape [3] does not match ATensor shape [2] ...
+//! a bad call is an error value, never a panic: ELEMENT_WISE_BIT_XOR (none broadcast): BTensor shape [3] does not match ATensor shape [2] in dimension 0 (3 vs 2; broadcast `none` needs equal shapes)
 //! ```
 
 use tensorbits::ops::{BitCount, BitNot, BitXor};

@@ -68,6 +68,7 @@ macro_rules! pod_element {
                 // Same size and alignment: the allocation is reused and the cast cannot fail.
                 bytemuck::allocation::cast_vec(words)
             }
+            #[inline(always)]
             fn with_bytes_mut<R>(data: &mut [Self], f: impl FnOnce(&mut [u8]) -> R) -> R {
                 f(bytemuck::cast_slice_mut(data))
             }

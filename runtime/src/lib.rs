@@ -30,7 +30,7 @@ mod validate;
 pub use api::compiled::{Compiled, compile};
 pub use api::dynamic::{Input, Region, execute, execute_in_buffer};
 pub use api::tensor::{Tensor, TensorView, TensorViewMut};
-pub use api::typed::{DefaultOutput, Options};
+pub use api::typed::{DefaultOutput, Options, OutputChoice};
 pub use dims::Dims;
 pub use element::Element;
 pub use error::{Error, Result, ShapeText};

@@ -104,9 +104,9 @@ impl<L: Level, O> Options<L, O> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DefaultOutput;
 
-/// Resolves an [`Options`] output choice against an op's default output type `D`. Generated
-/// signatures use it.
-#[doc(hidden)]
+/// Resolves an [`Options`] output choice against an op's default output type `D`: [`DefaultOutput`]
+/// gives `D`, an element type gives itself. The typed methods of ops with several output types (bit
+/// counts) use it in their signatures.
 pub trait OutputChoice<D: Element> {
     /// The element type the call writes.
     type Out: Element;

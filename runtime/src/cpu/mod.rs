@@ -12,7 +12,6 @@ pub(crate) mod walk;
 
 use crate::element::Word;
 use bytemuck::Pod;
-use std::borrow::Cow;
 
 /// Output size from which a call is spread over the thread pool.
 pub const PARALLEL_BYTES: usize = 1 << 20;
@@ -33,6 +32,32 @@ pub fn map<W: Word, O: Pod, const N: usize>(
     f: impl Fn([W; N]) -> O,
 ) {
     let n = out.len() / size_of::<O>();
+    let mut lanes: [&[W]; N] = [&[]; N];
+    let mut aligned = inputs.len() == N;
+    for (lane, b) in lanes.iter_mut().zip(inputs) {
+        match b
+            .get(..n * size_of::<W>())
+            .map(bytemuck::try_cast_slice::<u8, W>)
+        {
+            Some(Ok(w)) => *lane = w,
+            _ => aligned = false,
+        }
+    }
+    match bytemuck::try_cast_slice_mut::<u8, O>(&mut out[..n * size_of::<O>()]) {
+        Ok(o) if aligned => simd::compute(&lanes, o, &f),
+        _ => map_copied(inputs, out, f),
+    }
+}
+
+/// [`map`] for buffers that are short or misaligned: a caller bug, which leaves `out` untouched, or
+/// misaligned ones, copied to aligned memory first.
+#[cold]
+fn map_copied<W: Word, O: Pod, const N: usize>(
+    inputs: &[&[u8]],
+    out: &mut [u8],
+    f: impl Fn([W; N]) -> O,
+) {
+    let n = out.len() / size_of::<O>();
     if inputs.len() != N || inputs.iter().any(|b| b.len() < n * size_of::<W>()) {
         debug_assert!(
             false,
@@ -41,22 +66,10 @@ pub fn map<W: Word, O: Pod, const N: usize>(
         );
         return;
     }
-    let ins: [Cow<'_, [W]>; N] = std::array::from_fn(|k| words(&inputs[k][..n * size_of::<W>()]));
-    let lanes: [&[W]; N] = std::array::from_fn(|k| &*ins[k]);
-    let out = &mut out[..n * size_of::<O>()];
-    match bytemuck::try_cast_slice_mut::<u8, O>(out) {
-        Ok(o) => simd::compute(&lanes, o, &f),
-        Err(_) => {
-            let mut o: Vec<O> = bytemuck::pod_collect_to_vec(out);
-            simd::compute(&lanes, &mut o, &f);
-            out.copy_from_slice(bytemuck::cast_slice(&o));
-        }
-    }
-}
-
-fn words<W: Pod>(b: &[u8]) -> Cow<'_, [W]> {
-    match bytemuck::try_cast_slice(b) {
-        Ok(w) => Cow::Borrowed(w),
-        Err(_) => Cow::Owned(bytemuck::pod_collect_to_vec(b)),
-    }
+    let ins: [Vec<W>; N] =
+        std::array::from_fn(|k| bytemuck::pod_collect_to_vec(&inputs[k][..n * size_of::<W>()]));
+    let lanes: [&[W]; N] = std::array::from_fn(|k| &ins[k][..]);
+    let mut o: Vec<O> = bytemuck::pod_collect_to_vec(&out[..n * size_of::<O>()]);
+    simd::compute(&lanes, &mut o, &f);
+    out[..n * size_of::<O>()].copy_from_slice(bytemuck::cast_slice(&o));
 }

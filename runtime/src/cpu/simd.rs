@@ -62,7 +62,7 @@ enum Isa {
 /// The best [`Isa`] of this CPU, detected once: small calls pay one load for the dispatch, not a
 /// feature test per feature.
 #[cfg(target_arch = "x86_64")]
-#[inline]
+#[inline(always)]
 fn isa() -> Isa {
     use std::sync::atomic::{AtomicU8, Ordering};
     static ISA: AtomicU8 = AtomicU8::new(0);

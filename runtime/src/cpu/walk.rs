@@ -1,5 +1,5 @@
 //! The walk over a [`Plan`]'s collapsed iteration space. It knows element sizes, not element types:
-//! it cuts the work into contiguous runs of at most [`CHUNK`] elements and hands each to the op's
+//! it cuts the work into contiguous runs of at most [`CHUNK_BYTES`] and hands each to the op's
 //! kernel, so it is compiled once here, not once per op and type in every crate that declares ops.
 //!
 //! Inputs with stride 0 are filled into a small buffer, strided or misaligned ones gathered, an
@@ -20,8 +20,9 @@ use rayon::prelude::*;
 /// elements, all aligned for their element type.
 pub(crate) type Kernel<'k> = &'k (dyn Fn(&[&[u8]], &mut [u8]) + Sync);
 
-/// Elements per run handed to the kernel: the scratch buffers of a run stay in L1.
-const CHUNK: usize = 1024;
+/// Bytes of the widest tensor per run handed to the kernel: the scratch buffers of a run stay in
+/// L1, and each call of the kernel has enough work to hide its cost.
+const CHUNK_BYTES: usize = 8192;
 
 /// Element sizes and which buffers can be used in place (aligned for their element type).
 #[derive(Clone, Copy)]
@@ -229,7 +230,7 @@ struct Run {
     n: usize,
 }
 
-/// One [`Run`], in steps of [`CHUNK`].
+/// One [`Run`], in steps of [`CHUNK_BYTES`].
 fn row(
     g: Geometry,
     ins: &[InputBuffer<'_>],
@@ -240,9 +241,10 @@ fn row(
     scratch: &mut Scratch,
 ) {
     let (ies, oes) = (g.ies, g.oes);
+    let chunk = CHUNK_BYTES / ies.max(oes);
     let mut done = 0;
     while done < r.n {
-        let m = CHUNK.min(r.n - done);
+        let m = chunk.min(r.n - done);
         let o0 = r.ob + done * r.os;
         // Fill the buffers of inputs that are not aligned contiguous slices.
         for (k, buf) in scratch.ins.iter_mut().enumerate().take(g.arity) {
