@@ -140,10 +140,10 @@ fn modules_depend_on_earlier_layers_only() {
             // Within cpu/: kernel <- simd <- walk.
             if let (Some(file), "cpu", Some(next)) = (&cpu_file, target.as_str(), &next) {
                 let pos = |m: &str| CPU_ORDER.iter().position(|c| *c == m);
-                if let (Some(a), Some(b)) = (pos(file), pos(next)) {
-                    if b > a {
-                        bad.push(format!("{rel}:{line}: cpu/{file} uses cpu/{next}"));
-                    }
+                if let (Some(a), Some(b)) = (pos(file), pos(next))
+                    && b > a
+                {
+                    bad.push(format!("{rel}:{line}: cpu/{file} uses cpu/{next}"));
                 }
             }
         }
