@@ -58,17 +58,22 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-fn fill(len: usize) -> Vec<u8> {
+/// `len` bytes of test data, or the error naming the size when they cannot be allocated.
+fn fill(len: usize) -> Result<Vec<u8>, Fail> {
+    let mut v = zeroed(len)?;
     let mut x = 0x2545_F491_4F6C_DD1Du64;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            // Small values keep shift counts in range half of the time.
-            (x >> 56) as u8 & if x & 1 == 0 { 0x07 } else { 0xff }
-        })
-        .collect()
+    for b in v.iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // Small values keep shift counts in range half of the time.
+        *b = (x >> 56) as u8 & if x & 1 == 0 { 0x07 } else { 0xff };
+    }
+    Ok(v)
+}
+
+fn zeroed(len: usize) -> Result<Vec<u8>, Fail> {
+    Ok(TensorDesc::new(DataType::U8, &[len])?.zeroed_buffer("the benchmark's data")?)
 }
 
 pub fn bench(a: BenchArgs) -> Result<(), Fail> {
@@ -91,7 +96,10 @@ pub fn bench(a: BenchArgs) -> Result<(), Fail> {
     let out_dt = op.default_output(dt);
     let plan = tensorbits::validate_new_output(op, &call, &refs, out_dt)?;
     let out_desc = TensorDesc::new(out_dt, plan.output_shape())?;
-    let datas: Vec<Vec<u8>> = descs.iter().map(|d| fill(d.total_bytes())).collect();
+    let datas: Vec<Vec<u8>> = descs
+        .iter()
+        .map(|d| fill(d.total_bytes()))
+        .collect::<Result<_, _>>()?;
     let moved: usize = descs
         .iter()
         .map(|d| d.element_count().unwrap_or(0) * dt.size())
@@ -99,15 +107,15 @@ pub fn bench(a: BenchArgs) -> Result<(), Fail> {
         + plan.element_count() * out_dt.size();
     let (op_t, copy_t, device) = match a.device {
         BenchDevice::Cpu => {
-            let mut out = vec![0u8; out_desc.total_bytes()];
+            let mut out = out_desc.zeroed_buffer("OutputTensor")?;
             let inputs: Vec<Input<'_>> = descs
                 .iter()
                 .zip(&datas)
                 .map(|(d, b)| Input::Bytes(d, b))
                 .collect();
             // The copy moves the same bytes: half read, half written.
-            let src = fill(moved / 2);
-            let mut dst = vec![0u8; moved / 2];
+            let src = fill(moved / 2)?;
+            let mut dst = zeroed(moved / 2)?;
             let mut op_times = Vec::new();
             let mut copy_times = Vec::new();
             tensorbits::execute(op, &call, &inputs, &out_desc, &mut out)?; // warm-up

@@ -12,6 +12,7 @@ macro_rules! say {
 
 mod bench;
 mod npy;
+mod output;
 mod run;
 
 fn emit(args: std::fmt::Arguments<'_>) {
@@ -23,7 +24,7 @@ fn emit(args: std::fmt::Arguments<'_>) {
     }
 }
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Why the tool failed, and so which exit status it returns.
@@ -60,7 +61,7 @@ impl From<tensorbits::Error> for Fail {
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -92,13 +93,25 @@ fn main() -> ExitCode {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!("error: internal error{at}: {msg} (please report this)");
+        report(&format!("internal error{at}: {msg} (please report this)"));
     }));
+    output::clean_up_on_signals();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };
-    let result = std::panic::catch_unwind(|| match cli.command {
+    let Some(command) = cli.command else {
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .collect();
+        report(&format!(
+            "no subcommand given; expected one of: {} (see `tensorbits --help`)",
+            names.join(", ")
+        ));
+        return ExitCode::from(2);
+    };
+    let result = std::panic::catch_unwind(|| match command {
         Command::Run(args) => run::run(args),
         Command::Ops { op } => run::ops(op.as_deref()),
         Command::Devices => run::devices(),
@@ -107,15 +120,22 @@ fn main() -> ExitCode {
     match result {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(Fail::Input(m))) => {
-            eprintln!("error: {}", one_line(&m));
+            report(&m);
             ExitCode::from(2)
         }
         Ok(Err(Fail::Device(m))) => {
-            eprintln!("error: {}", one_line(&m));
+            report(&m);
             ExitCode::from(1)
         }
         Err(_) => ExitCode::from(1),
     }
+}
+
+/// The one `error:` line. A stderr that cannot be written (full, closed) loses the message, not the
+/// exit status.
+fn report(msg: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "error: {}", one_line(msg));
 }
 
 /// libwayland, loaded by Mesa's Vulkan drivers, prints `error: XDG_RUNTIME_DIR is invalid or not set`
@@ -133,8 +153,25 @@ fn quiet_wayland() {
     }
 }
 
+/// One line, safe for a terminal: whitespace runs become one space, and other control characters
+/// (a hostile file's header may hold escape sequences) are printed escaped, as `\u{1b}`.
 fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let words: Vec<String> = s
+        .split_whitespace()
+        .map(|w| {
+            w.chars()
+                .flat_map(|c| {
+                    let escaped: Vec<char> = if c.is_control() {
+                        c.escape_default().collect()
+                    } else {
+                        vec![c]
+                    };
+                    escaped
+                })
+                .collect()
+        })
+        .collect();
+    words.join(" ")
 }
 
 /// clap's errors span several lines (the error, usage, a tip); the contract is one line. Help and
@@ -163,6 +200,6 @@ fn usage_error(e: clap::Error) -> ExitCode {
         .collect();
     let msg = lines.join(" ");
     let msg = msg.strip_prefix("error: ").unwrap_or(&msg);
-    eprintln!("error: {msg} (see `tensorbits --help`)");
+    report(&format!("{msg} (see `tensorbits --help`)"));
     ExitCode::from(2)
 }

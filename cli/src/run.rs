@@ -1,8 +1,9 @@
 //! `tensorbits run`, `ops` and `devices`.
 
+use crate::output::Output;
 use crate::{Fail, npy};
 use clap::{Args, ValueEnum};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use tensorbits::wgpu;
 use tensorbits::{
     Broadcast, Call, DataType, FeatureLevel, GpuExecutor, GpuInput, GpuRegion, Input, OpInfo,
@@ -115,7 +116,7 @@ pub fn run(a: RunArgs) -> Result<(), Fail> {
         (Some(BroadcastArg::Numpy), None) => Some(Broadcast::Numpy),
         (None, None) => None,
     };
-    check_output_path(&a.output)?;
+    let output = Output::resolve(&a.output)?;
     let arrays: Vec<npy::Array> = a
         .inputs
         .iter()
@@ -133,9 +134,15 @@ pub fn run(a: RunArgs) -> Result<(), Fail> {
         None => op.default_output(in_dt),
     };
     // The library's validator decides everything about the call, including the output's shape.
-    let plan = tensorbits::validate_new_output(op, &call, &descs, out_dt)?;
-    let out_desc = TensorDesc::new(out_dt, plan.output_shape())?;
-    let mut out = vec![0u8; out_desc.total_bytes()];
+    let plan = tensorbits::validate_new_output(op, &call, &descs, out_dt).map_err(with_hint)?;
+    let shape = plan.output_shape();
+    if !npy::numpy_can_hold(out_dt, shape) {
+        return Err(Fail::input(format!(
+            "the output of shape {shape:?} ({out_dt}) would be a file numpy cannot load: its non-zero sizes times the item size exceed 2**63 - 1 bytes"
+        )));
+    }
+    let out_desc = TensorDesc::new(out_dt, shape)?;
+    let mut out = out_desc.zeroed_buffer("OutputTensor")?;
     let gpu = match a.device {
         DeviceArg::Cpu => None,
         DeviceArg::Gpu => Some(GpuExecutor::new_blocking()?),
@@ -154,7 +161,19 @@ pub fn run(a: RunArgs) -> Result<(), Fail> {
         }
         Some(g) => out = run_gpu(g, op, &call, &arrays, &out_desc)?,
     }
-    write_atomically(&a.output, out_dt, plan.output_shape(), &out)
+    output.write(|w| npy::write(w, out_dt, plan.output_shape(), &out))
+}
+
+/// Adds what to do to the errors whose fix is not obvious from the command line.
+fn with_hint(e: tensorbits::Error) -> Fail {
+    match &e {
+        tensorbits::Error::DataTypeMismatch {
+            tensor, expected, ..
+        } => Fail::input(format!(
+            "{e}; save {tensor} as {expected} first, for example with numpy's `b.astype(a.dtype)` (numpy's default integer type is int64)"
+        )),
+        _ => Fail::from(e),
+    }
 }
 
 fn run_gpu(
@@ -195,43 +214,6 @@ fn run_gpu(
     let mut bytes = g.read_bytes(&out, 0, out.size())?;
     bytes.truncate(out_desc.total_bytes());
     Ok(bytes)
-}
-
-fn check_output_path(path: &Path) -> Result<(), Fail> {
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !parent.is_dir() {
-        return Err(Fail::input(format!(
-            "cannot write {}: folder {} does not exist",
-            path.display(),
-            parent.display()
-        )));
-    }
-    if path.is_dir() {
-        return Err(Fail::input(format!(
-            "cannot write {}: it is a folder",
-            path.display()
-        )));
-    }
-    Ok(())
-}
-
-/// Writes beside the target and renames, so a failure never leaves a partial file.
-fn write_atomically(path: &Path, dt: DataType, shape: &[usize], bytes: &[u8]) -> Result<(), Fail> {
-    let tmp = path.with_extension(format!("npy.tmp{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        npy::write(&mut f, dt, shape, bytes)?;
-        std::io::Write::flush(&mut f)?;
-        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Fail::input(format!("cannot write {}: {e}", path.display()))
-    })
 }
 
 /// The other names each standard op answers to, for `ops`.

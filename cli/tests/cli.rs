@@ -5,160 +5,13 @@
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
+mod files;
 
 use common::Rng;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use files::{bin, descr, npy_bytes, p, read_npy, run, tmp, write_npy};
+use std::path::Path;
+use std::process::Command;
 use tensorbits::{Call, DataType, FeatureLevel, Input, TensorDesc, execute, ops};
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tensorbits"));
-    c.env_remove("TENSORBITS_REQUIRE_GPU");
-    c
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tensorbits-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn descr(dt: DataType, big: bool) -> String {
-    let kind = match dt {
-        DataType::Bool => 'b',
-        t if t.is_float() => 'f',
-        t if t.is_signed() => 'i',
-        _ => 'u',
-    };
-    let order = if dt.size() == 1 {
-        '|'
-    } else if big {
-        '>'
-    } else {
-        '<'
-    };
-    format!("{order}{kind}{}", dt.size())
-}
-
-/// An `.npy` file by hand (independent of the tool's npyz): `version` 1, 2 or 3; `data` holds the
-/// elements little-endian in C order and is rewritten for big-endian or Fortran order.
-fn npy_bytes(descr: &str, shape: &[usize], fortran: bool, version: u8, payload: &[u8]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let tuple = if shape.len() == 1 {
-        format!("({},)", dims[0])
-    } else {
-        format!("({})", dims.join(", "))
-    };
-    let mut header = format!(
-        "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {tuple}, }}",
-        if fortran { "True" } else { "False" }
-    );
-    let prefix = if version == 1 { 10 } else { 12 };
-    while (prefix + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY".to_vec();
-    out.extend([version, 0]);
-    if version == 1 {
-        out.extend((header.len() as u16).to_le_bytes());
-    } else {
-        out.extend((header.len() as u32).to_le_bytes());
-    }
-    out.extend(header.as_bytes());
-    out.extend(payload);
-    out
-}
-
-fn write_npy(
-    path: &Path,
-    dt: DataType,
-    shape: &[usize],
-    le_c_data: &[u8],
-    fortran: bool,
-    big: bool,
-    version: u8,
-) {
-    let es = dt.size();
-    let n = le_c_data.len() / es;
-    let mut elems: Vec<Vec<u8>> = le_c_data.chunks(es).map(|c| c.to_vec()).collect();
-    if big {
-        for e in &mut elems {
-            e.reverse();
-        }
-    }
-    let order: Vec<usize> = if fortran {
-        // Element i of the Fortran file is the C element whose index has the first dim fastest.
-        let mut idx = Vec::with_capacity(n);
-        for f in 0..n {
-            let mut rem = f;
-            let mut c = 0;
-            let mut stride = 1;
-            let mut cstrides = vec![1usize; shape.len()];
-            for d in (0..shape.len()).rev() {
-                cstrides[d] = stride;
-                stride *= shape[d];
-            }
-            for d in 0..shape.len() {
-                c += (rem % shape[d]) * cstrides[d];
-                rem /= shape[d];
-            }
-            idx.push(c);
-        }
-        idx
-    } else {
-        (0..n).collect()
-    };
-    let payload: Vec<u8> = order.iter().flat_map(|&i| elems[i].clone()).collect();
-    std::fs::write(
-        path,
-        npy_bytes(&descr(dt, big), shape, fortran, version, &payload),
-    )
-    .unwrap();
-}
-
-/// Reads what the tool writes: little-endian, C order. Returns the descr, shape and data.
-fn read_npy(path: &Path) -> (String, Vec<usize>, Vec<u8>) {
-    let b = std::fs::read(path).unwrap();
-    assert_eq!(&b[..6], b"\x93NUMPY");
-    let (len, start) = if b[6] == 1 {
-        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
-    } else {
-        (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12)
-    };
-    let h = std::str::from_utf8(&b[start..start + len]).unwrap();
-    let d = h
-        .split("'descr': '")
-        .nth(1)
-        .unwrap()
-        .split('\'')
-        .next()
-        .unwrap()
-        .to_owned();
-    assert!(h.contains("'fortran_order': False"), "{h}");
-    let s = h
-        .split("'shape': (")
-        .nth(1)
-        .unwrap()
-        .split(')')
-        .next()
-        .unwrap();
-    let shape: Vec<usize> = s
-        .split(',')
-        .map(str::trim)
-        .filter(|x| !x.is_empty())
-        .map(|x| x.parse().unwrap())
-        .collect();
-    (d, shape, b[start + len..].to_vec())
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
 
 fn random_bytes(rng: &mut Rng, dt: DataType, n: usize) -> Vec<u8> {
     (0..n * dt.size()).map(|_| rng.next() as u8).collect()
@@ -646,4 +499,445 @@ fn help_ops_devices_and_bench() {
         "{s}{}",
         String::from_utf8_lossy(&r.stderr)
     );
+}
+
+/// The one-line contract of a failure, with no control byte (a hostile header must not reach the
+/// terminal raw), and the exit status.
+fn one_clean_error_line(r: &std::process::Output, status: i32) -> String {
+    let err = String::from_utf8_lossy(&r.stderr).into_owned();
+    assert_eq!(r.status.code(), Some(status), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "want one line, got {err:?}");
+    assert!(lines[0].starts_with("error: "), "{err:?}");
+    assert!(
+        !lines[0].chars().any(char::is_control),
+        "control bytes in {err:?}"
+    );
+    lines[0].to_owned()
+}
+
+/// No temporary file of the tool's is left in `dir`.
+fn no_leftovers(dir: &Path) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(
+            !name.starts_with(".tensorbits-"),
+            "temporary file {name} left behind"
+        );
+    }
+}
+
+#[test]
+fn outputs_follow_links_and_write_into_fifos_and_devices() {
+    let dir = tmp("paths");
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("a.npy");
+    write_npy(
+        &input,
+        DataType::U8,
+        &[2, 3],
+        &[0, 1, 2, 3, 4, 5],
+        false,
+        false,
+        1,
+    );
+    let expected = [255u8, 254, 253, 252, 251, 250];
+
+    // A regular file is replaced, keeping its permissions.
+    let regular = dir.join("regular.npy");
+    std::fs::write(&regular, b"old contents").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&regular, std::fs::Permissions::from_mode(0o640)).unwrap();
+    }
+    let r = run(&["run", "not", p(&input), "-o", p(&regular)]);
+    assert!(r.status.success(), "{r:?}");
+    let (_, shape, data) = read_npy(&regular);
+    assert_eq!((shape, data), (vec![2, 3], expected.to_vec()));
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&regular).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+    }
+
+    // A symbolic link stays a link, and its target receives the array.
+    let target = dir.join("target.npy");
+    let link = dir.join("link.npy");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("target.npy", &link).unwrap();
+    let r = run(&["run", "not", p(&input), "-o", p(&link)]);
+    assert!(r.status.success(), "{r:?}");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(read_npy(&target).2, expected.to_vec());
+
+    // A FIFO stays a FIFO; a reader on the other end receives the file.
+    let fifo = dir.join("fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let fifo_path = fifo.clone();
+    let reader = std::thread::spawn(move || std::fs::read(fifo_path).unwrap());
+    let r = run(&["run", "not", p(&input), "-o", p(&fifo)]);
+    assert!(r.status.success(), "{r:?}");
+    let got = reader.join().unwrap();
+    {
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+    let copy = dir.join("from_fifo.npy");
+    std::fs::write(&copy, got).unwrap();
+    assert_eq!(read_npy(&copy).2, expected.to_vec());
+
+    // A character device is written into, not replaced (/dev/null is safe to write).
+    let r = run(&["run", "not", p(&input), "-o", "/dev/null"]);
+    assert!(r.status.success(), "{r:?}");
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = std::fs::metadata("/dev/null").unwrap().file_type();
+        assert!(t.is_char_device(), "/dev/null is no longer a device");
+    }
+    // A device that refuses the bytes is a one-line error, and stays a device.
+    let r = run(&["run", "not", p(&input), "-o", "/dev/full"]);
+    let line = one_clean_error_line(&r, 2);
+    assert!(line.contains("cannot write /dev/full"), "{line}");
+    no_leftovers(&dir);
+}
+
+#[test]
+fn sizes_that_cannot_be_allocated_are_one_line_errors() {
+    let dir = tmp("oversize");
+    std::fs::create_dir_all(&dir).unwrap();
+    let row = dir.join("row.npy");
+    let col = dir.join("col.npy");
+    write_npy(
+        &row,
+        DataType::U8,
+        &[1, 1 << 20],
+        &vec![1; 1 << 20],
+        false,
+        false,
+        1,
+    );
+    write_npy(
+        &col,
+        DataType::U8,
+        &[1 << 20, 1],
+        &vec![1; 1 << 20],
+        false,
+        false,
+        1,
+    );
+    let out = dir.join("out.npy");
+    std::fs::write(&out, b"keep me").unwrap();
+    // 2**40 bytes of output: more than this machine (or any test machine) can allocate.
+    let r = run(&[
+        "run",
+        "xor",
+        p(&row),
+        p(&col),
+        "-o",
+        p(&out),
+        "--device",
+        "cpu",
+    ]);
+    let line = one_clean_error_line(&r, 2);
+    assert!(
+        line.contains("cannot allocate 1099511627776 bytes"),
+        "{line}"
+    );
+    let r = run(&["bench", "xor", "--dtype", "u8", "--shape", "1099511627776"]);
+    let line = one_clean_error_line(&r, 2);
+    assert!(
+        line.contains("cannot allocate 1099511627776 bytes"),
+        "{line}"
+    );
+    if common::gpu::gpu().is_some() {
+        let r = run(&[
+            "run",
+            "xor",
+            p(&row),
+            p(&col),
+            "-o",
+            p(&out),
+            "--device",
+            "gpu",
+        ]);
+        let line = one_clean_error_line(&r, 2);
+        assert!(line.contains("1099511627776 bytes"), "{line}");
+        // Past the device's max_buffer_size but within the host's memory: 4 GiB.
+        let (r2, c2) = (dir.join("r2.npy"), dir.join("c2.npy"));
+        write_npy(
+            &r2,
+            DataType::U8,
+            &[1, 1 << 16],
+            &vec![1; 1 << 16],
+            false,
+            false,
+            1,
+        );
+        write_npy(
+            &c2,
+            DataType::U8,
+            &[1 << 16, 1],
+            &vec![1; 1 << 16],
+            false,
+            false,
+            1,
+        );
+        let r = run(&[
+            "run",
+            "xor",
+            p(&r2),
+            p(&c2),
+            "-o",
+            p(&out),
+            "--device",
+            "gpu",
+        ]);
+        let line = one_clean_error_line(&r, 2);
+        assert!(line.contains("4294967296 bytes"), "{line}");
+    }
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+    no_leftovers(&dir);
+}
+
+#[test]
+fn headers_numpy_refuses_are_refused() {
+    let dir = tmp("headers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("out.npy");
+    let file = |name: &str, header: &str, payload: &[u8]| {
+        let mut h = header.to_owned();
+        while !(10 + h.len() + 1).is_multiple_of(64) {
+            h.push(' ');
+        }
+        h.push('\n');
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend((h.len() as u16).to_le_bytes());
+        b.extend(h.as_bytes());
+        b.extend(payload);
+        let f = dir.join(name);
+        std::fs::write(&f, b).unwrap();
+        f
+    };
+    let cases = [
+        (
+            file(
+                "extra.npy",
+                "{'descr': '<u4', 'fortran_order': False, 'shape': (2,), 'x': 1}",
+                &[0; 8],
+            ),
+            "the header has the key 'x'",
+        ),
+        (
+            file(
+                "list.npy",
+                "{'descr': '<u4', 'fortran_order': False, 'shape': [3, 4]}",
+                &[0; 48],
+            ),
+            "'shape' must be a tuple",
+        ),
+        (
+            file(
+                "huge.npy",
+                "{'descr': '|u1', 'fortran_order': False, 'shape': (0, 9223372036854775808)}",
+                &[],
+            ),
+            "below 2**63",
+        ),
+        (
+            file(
+                "huge_bytes.npy",
+                "{'descr': '<u4', 'fortran_order': False, 'shape': (0, 4611686018427387904)}",
+                &[],
+            ),
+            "exceed 2**63 - 1 bytes",
+        ),
+        (
+            file(
+                "order.npy",
+                "{'descr': '<u4', 'fortran_order': 0, 'shape': (2,)}",
+                &[0; 8],
+            ),
+            "'fortran_order' must be True or False",
+        ),
+        (
+            file(
+                "escape.npy",
+                "{'descr': '\u{1b}[2J\u{1b}[31m<u4', 'fortran_order': False, 'shape': (2,)}",
+                &[0; 8],
+            ),
+            "'\\u{1b}[2J\\u{1b}[31m<u4' is not supported",
+        ),
+        (
+            file("missing.npy", "{'descr': '<u4', 'shape': (2,)}", &[0; 8]),
+            "exactly 'descr', 'fortran_order' and 'shape'",
+        ),
+    ];
+    for (f, words) in &cases {
+        std::fs::write(&out, b"keep me").unwrap();
+        let r = run(&["run", "not", p(f), "-o", p(&out)]);
+        let line = one_clean_error_line(&r, 2);
+        assert!(line.contains(words), "{}: {line}", f.display());
+        assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+    }
+    // An empty array numpy can hold is accepted, and its output is one numpy can load.
+    let ok = file(
+        "empty_ok.npy",
+        "{'descr': '|u1', 'fortran_order': False, 'shape': (0, 4611686018427387904)}",
+        &[],
+    );
+    let r = run(&["run", "not", p(&ok), "-o", p(&out)]);
+    assert!(r.status.success(), "{r:?}");
+    assert_eq!(read_npy(&out).1, vec![0, 1 << 62]);
+    // Reading a FIFO with no writer would wait forever: it is refused, as is a folder.
+    let fifo = dir.join("in_fifo");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let r = run(&["run", "not", p(&fifo), "-o", p(&out)]);
+    assert!(one_clean_error_line(&r, 2).contains("it is a FIFO"));
+    let r = run(&["run", "not", p(&dir), "-o", p(&out)]);
+    assert!(one_clean_error_line(&r, 2).contains("it is a folder"));
+    no_leftovers(&dir);
+}
+
+#[test]
+fn usage_mistakes_are_one_line_errors() {
+    let dir = tmp("usage");
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = dir.join("a.npy");
+    let counts = dir.join("counts.npy");
+    write_npy(
+        &a,
+        DataType::U16,
+        &[4],
+        &[1, 0, 2, 0, 3, 0, 4, 0],
+        false,
+        false,
+        1,
+    );
+    write_npy(&counts, DataType::I64, &[4], &[1; 32], false, false, 1);
+    let out = dir.join("out.npy");
+    let o = p(&out);
+    // No subcommand: one line naming the subcommands, not a screen of help on stderr.
+    let line = one_clean_error_line(&bin().output().unwrap(), 2);
+    assert!(line.contains("run, ops, devices, bench"), "{line}");
+    for level in ["", "FL_", "DML_FEATURE_LEVEL_", "fl_", " "] {
+        let r = run(&["run", "not", p(&a), "-o", o, "--level", level]);
+        let line = one_clean_error_line(&r, 2);
+        assert!(line.contains("unknown feature level"), "{level:?}: {line}");
+    }
+    let r = run(&[
+        "run",
+        "not",
+        p(&a),
+        "-o",
+        o,
+        "--broadcast",
+        "pdpd",
+        "--axis",
+        "0",
+    ]);
+    let line = one_clean_error_line(&r, 2);
+    assert!(
+        line.contains("does not accept broadcast mode `pdpd`"),
+        "{line}"
+    );
+    let r = run(&["run", "shl", p(&a), p(&counts), "-o", o]);
+    let line = one_clean_error_line(&r, 2);
+    assert!(line.contains("b.astype(a.dtype)"), "{line}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn an_error_on_a_full_stderr_still_exits_2() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let r = bin()
+        .args(["run", "nand", "x.npy", "-o", "y.npy"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2), "{r:?}");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let r = bin().stderr(full).output().unwrap();
+    assert_eq!(r.status.code(), Some(2), "{r:?}");
+}
+
+#[test]
+fn a_signal_during_the_write_leaves_no_temporary_file() {
+    let dir = tmp("signal");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A sparse input: 128 MiB of zeros that cost no disk; writing its output takes long enough to
+    // be caught in the middle.
+    let input = dir.join("big.npy");
+    let n = 128usize << 20;
+    let head = npy_bytes("|u1", &[n], false, 1, &[]);
+    let f = std::fs::File::create(&input).unwrap();
+    std::io::Write::write_all(&mut &f, &head).unwrap();
+    f.set_len((head.len() + n) as u64).unwrap();
+    drop(f);
+    let out = dir.join("out.npy");
+    std::fs::write(&out, b"keep me").unwrap();
+    let mut child = bin()
+        .args(["run", "not", p(&input), "-o", p(&out), "--device", "cpu"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let tmp_of = || {
+        std::fs::read_dir(&dir).unwrap().find_map(|e| {
+            let e = e.unwrap();
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".tensorbits-")
+                .then(|| e.path())
+        })
+    };
+    let start = std::time::Instant::now();
+    let mut seen = false;
+    while start.elapsed() < std::time::Duration::from_secs(60) {
+        if tmp_of().is_some() {
+            seen = true;
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    assert!(seen, "the temporary output file never appeared");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    {
+        use std::os::unix::process::ExitStatusExt;
+        // The write may have finished just before the signal; otherwise the signal ended it.
+        assert!(
+            status.success() || status.signal() == Some(15),
+            "{status:?}"
+        );
+    }
+    if !status.success() {
+        assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+    }
+    no_leftovers(&dir);
 }

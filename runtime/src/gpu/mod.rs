@@ -69,6 +69,8 @@ pub struct GpuExecutor {
     info: Option<wgpu::AdapterInfo>,
     limits: split::Limits,
     pipelines: Mutex<HashMap<(usize, usize), Arc<Pipeline>>>,
+    /// On a device this executor created: the first error wgpu reported outside an error scope.
+    uncaptured: Option<Arc<Mutex<Option<String>>>>,
 }
 
 impl std::fmt::Debug for GpuExecutor {
@@ -133,12 +135,16 @@ impl GpuExecutor {
                 reason: e.to_string(),
             })?;
         // wgpu's default handler panics; errors of our own calls are captured by error scopes, and
-        // anything else on our own device is reported, not raised.
-        device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
-            eprintln!("tensorbits: uncaptured GPU error: {e}")
+        // anything else on our own device is kept and returned by the next call, never printed.
+        let uncaptured: Arc<Mutex<Option<String>>> = Arc::default();
+        let slot = uncaptured.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
+            s.get_or_insert_with(|| e.to_string());
         }));
         let mut ex = Self::from_device(device, queue);
         ex.info = Some(adapter.get_info());
+        ex.uncaptured = Some(uncaptured);
         Ok(ex)
     }
 
@@ -157,6 +163,7 @@ impl GpuExecutor {
             info: None,
             limits,
             pipelines: Mutex::new(HashMap::new()),
+            uncaptured: None,
         }
     }
 
@@ -387,7 +394,19 @@ impl GpuExecutor {
         if let Some(e) = validation.or(oom) {
             return Err(gpu_error(e));
         }
-        Ok(())
+        self.take_uncaptured()
+    }
+
+    /// The error wgpu reported on this executor's own device outside any error scope, if any.
+    pub(crate) fn take_uncaptured(&self) -> Result<()> {
+        let taken = self
+            .uncaptured
+            .as_ref()
+            .and_then(|u| u.lock().unwrap_or_else(|p| p.into_inner()).take());
+        match taken {
+            Some(message) => Err(Error::Gpu { message }),
+            None => Ok(()),
+        }
     }
 
     fn encode(

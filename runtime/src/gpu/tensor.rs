@@ -117,6 +117,7 @@ impl GpuExecutor {
             data.copy_from_slice(&mapped);
         }
         staging.unmap();
+        self.take_uncaptured()?;
         Ok(data)
     }
 

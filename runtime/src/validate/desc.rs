@@ -80,6 +80,13 @@ impl TensorDesc {
         self
     }
 
+    /// A zero-filled buffer of [`total_bytes`](Self::total_bytes) bytes, for a tensor of this
+    /// description. Memory that cannot be had is [`Error::AllocationFailed`] naming `tensor` and the
+    /// size, never an abort.
+    pub fn zeroed_buffer(&self, tensor: &str) -> Result<Vec<u8>> {
+        crate::alloc::zeroed_vec(self.total_bytes, tensor)
+    }
+
     /// The element type.
     pub fn data_type(&self) -> DataType {
         self.data_type

@@ -212,6 +212,11 @@ fn check_broadcast(op: &OpInfo, call: &Call, n: usize) -> Result<Broadcast> {
     if n > 1 && !op.broadcast_modes().contains(&broadcast.mode()) {
         return Err(error(op, broadcast.mode()));
     }
+    // An op with one input combines no shapes: only `none` applies, and asking for another mode
+    // (with its axis) is a mistake worth reporting rather than ignoring.
+    if n == 1 && op.broadcast_modes().is_empty() && broadcast != Broadcast::None {
+        return Err(error(op, broadcast.mode()));
+    }
     Ok(broadcast)
 }
 
