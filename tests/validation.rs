@@ -471,6 +471,45 @@ fn broadcast_mode_not_accepted() {
 }
 
 #[test]
+fn a_unary_op_takes_no_broadcast_mode_but_none() {
+    let d = desc(DataType::U8, &[2]);
+    let not = <BitNot as Op>::INFO;
+    for (b, name) in [
+        (Broadcast::Pdpd { axis: 0 }, "pdpd"),
+        (Broadcast::PDPD, "pdpd"),
+        (Broadcast::Numpy, "numpy"),
+    ] {
+        let call = Call {
+            level: FeatureLevel::EXT,
+            broadcast: Some(b),
+        };
+        let mut out = vec![0u8; 4];
+        let e = execute(not, &call, &[Input::Bytes(&d, &[1, 2, 0, 0])], &d, &mut out).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "ELEMENT_WISE_BIT_NOT does not accept broadcast mode `{name}`; it accepts: none"
+            )
+        );
+        assert_eq!(out, [0; 4]);
+        let t = Tensor::from_vec(vec![1u8, 2], &[2]).unwrap();
+        let typed = BitNot::run_with(&Options::new().broadcast(b), &t).unwrap_err();
+        assert_eq!(
+            typed.to_string(),
+            e.to_string(),
+            "the typed shortcut's message"
+        );
+    }
+    let call = Call {
+        level: FeatureLevel::EXT,
+        broadcast: Some(Broadcast::None),
+    };
+    let mut out = vec![0u8; 4];
+    execute(not, &call, &[Input::Bytes(&d, &[1, 2, 0, 0])], &d, &mut out).unwrap();
+    assert_eq!(out[..2], [254, 253]);
+}
+
+#[test]
 fn shapes_under_none() {
     let call = Call {
         level: FeatureLevel::EXT,
