@@ -80,6 +80,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let call = Call {
         level: FeatureLevel::FL_4_1,
         broadcast: Some(Broadcast::Numpy),
+        ..Default::default()
     };
 
     // Both ops recorded into the framework's encoder; the framework submits.

@@ -156,8 +156,130 @@ pub struct BitShiftRight;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct BitCount;
 
-/// The seven standard ops, in DirectML's order.
-pub const ALL: [&OpInfo; 7] = [
+/// ANDs the elements of `input` together over the reduced axes (all of them unless a call names
+/// some): numpy's `np.bitwise_and.reduce`. An empty reduction gives all ones (`true` for `bool`).
+///
+/// # Example
+///
+/// ```
+/// use tensorbits::{Options, Tensor, ops::BitAndReduce};
+/// let x = Tensor::from_vec(vec![0b1110u8, 0b0111, 0b1111, 0b0110], &[2, 2])?;
+/// assert_eq!(BitAndReduce::run(&x)?.data(), &[0b0110]);
+/// let rows = BitAndReduce::run_with(&Options::new().axes([1]), &x)?;
+/// assert_eq!(rows.data(), &[0b0110, 0b0110]);
+/// # Ok::<(), tensorbits::Error>(())
+/// ```
+#[bitwise_op(
+    name = "BIT_AND_REDUCE",
+    inputs = [input],
+    compute = input,
+    reduce = and,
+    support(EXT = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool]),
+)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BitAndReduce;
+
+/// ORs the elements of `input` together over the reduced axes (all of them unless a call names
+/// some): numpy's `np.bitwise_or.reduce`. An empty reduction gives 0.
+#[bitwise_op(
+    name = "BIT_OR_REDUCE",
+    inputs = [input],
+    compute = input,
+    reduce = or,
+    support(EXT = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool]),
+)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BitOrReduce;
+
+/// XORs the elements of `input` together over the reduced axes (all of them unless a call names
+/// some): numpy's `np.bitwise_xor.reduce`. An empty reduction gives 0.
+///
+/// # Example
+///
+/// ```
+/// use tensorbits::{Options, Tensor, ops::BitXorReduce};
+/// let x = Tensor::from_vec(vec![1u8, 2, 4, 7, 7, 7], &[2, 3])?;
+/// assert_eq!(BitXorReduce::run_with(&Options::new().axes([1]), &x)?.data(), &[7, 7]);
+/// assert_eq!(BitXorReduce::run_with(&Options::new().axes([0]), &x)?.data(), &[6, 5, 3]);
+/// # Ok::<(), tensorbits::Error>(())
+/// ```
+#[bitwise_op(
+    name = "BIT_XOR_REDUCE",
+    inputs = [input],
+    compute = input,
+    reduce = xor,
+    support(EXT = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8, bool]),
+)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BitXorReduce;
+
+/// Counts the set bits of `input` summed over the reduced axes (all of them unless a call names
+/// some): the Hamming weight. Counts the stored pattern, as BIT_COUNT does.
+#[bitwise_op(
+    name = "BIT_COUNT_SUM",
+    inputs = [input],
+    compute = input.count_ones(),
+    reduce = sum,
+    output = [u32, u64, u16, u8],
+    support(EXT = [f64, f32, f16, i64, i32, i16, i8, u64, u32, u16, u8]),
+)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BitCountSum;
+
+/// Number of bits that differ between `a` and `b`, summed over the reduced axes (the last one
+/// unless a call names others).
+///
+/// # Example
+///
+/// ```
+/// use tensorbits::{Tensor, ops::HammingDistance};
+/// let a = Tensor::from_vec(vec![0b1011u8, 0xff, 0, 1], &[2, 2])?;
+/// let b = Tensor::from_vec(vec![0b0001u8, 0x0f, 0, 0], &[2, 2])?;
+/// assert_eq!(HammingDistance::run(&a, &b)?.data(), &[6u32, 1]);
+/// # Ok::<(), tensorbits::Error>(())
+/// ```
+#[bitwise_op(
+    name = "HAMMING_DISTANCE",
+    inputs = [a, b],
+    compute = (a ^ b).count_ones(),
+    reduce = sum,
+    axes = [-1],
+    broadcast = [numpy, none],
+    support(EXT = [u8, u16, u32, u64, i8, i16, i32, i64]),
+    output = [u32, u64, u16, u8],
+)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HammingDistance;
+
+/// Hamming distance between every row of `a` and every row of `b`: `a [..., M, K]` and
+/// `b [..., N, K]` give `[..., M, N]`, the leading dimensions broadcast numpy-style. Its `knn`
+/// finds the nearest rows of `b` for each row of `a`.
+///
+/// # Example
+///
+/// ```
+/// use tensorbits::{Tensor, ops::HammingCdist};
+/// let a = Tensor::from_vec(vec![0u8, 255], &[2, 1])?;
+/// let b = Tensor::from_vec(vec![15u8, 0, 255], &[3, 1])?;
+/// assert_eq!(HammingCdist::run(&a, &b)?.data(), &[4u32, 0, 8, 4, 8, 0]);
+/// let (dist, idx) = HammingCdist::knn(&a, &b, 2)?;
+/// assert_eq!((dist.data(), idx.data()), (&[0u32, 4, 0, 4][..], &[1i64, 0, 2, 0][..]));
+/// # Ok::<(), tensorbits::Error>(())
+/// ```
+#[bitwise_op(
+    name = "HAMMING_CDIST",
+    inputs = [a, b],
+    compute = (a ^ b).count_ones(),
+    reduce = sum,
+    pairwise,
+    support(EXT = [u8, u16, u32, u64]),
+    output = [u32, u64, u16],
+)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HammingCdist;
+
+/// The standard ops: DirectML's seven, in its order, then the reductions.
+pub const ALL: [&OpInfo; 13] = [
     <BitAnd as crate::Op>::INFO,
     <BitOr as crate::Op>::INFO,
     <BitXor as crate::Op>::INFO,
@@ -165,11 +287,17 @@ pub const ALL: [&OpInfo; 7] = [
     <BitShiftLeft as crate::Op>::INFO,
     <BitShiftRight as crate::Op>::INFO,
     <BitCount as crate::Op>::INFO,
+    <BitAndReduce as crate::Op>::INFO,
+    <BitOrReduce as crate::Op>::INFO,
+    <BitXorReduce as crate::Op>::INFO,
+    <BitCountSum as crate::Op>::INFO,
+    <HammingDistance as crate::Op>::INFO,
+    <HammingCdist as crate::Op>::INFO,
 ];
 
 /// The names each standard op answers to, beside its DirectML name and struct name; the short name
 /// first. The one list that [`find`], [`aliases`] and the command-line tool use.
-const ALIASES: [&[&str]; 7] = [
+const ALIASES: [&[&str]; 13] = [
     &["and", "BitwiseAnd", "bitwise_and", "LogicalAnd"],
     &["or", "BitwiseOr", "bitwise_or", "LogicalOr"],
     &["xor", "BitwiseXor", "bitwise_xor", "LogicalXor"],
@@ -194,6 +322,12 @@ const ALIASES: [&[&str]; 7] = [
         "bitwise_right_shift",
     ],
     &["popcount", "bitwise_count", "BitCount", "popcnt"],
+    &["and_reduce", "bitwise_and.reduce", "ReduceBitwiseAnd"],
+    &["or_reduce", "bitwise_or.reduce", "ReduceBitwiseOr"],
+    &["xor_reduce", "bitwise_xor.reduce", "ReduceBitwiseXor"],
+    &["popcount_sum", "hamming_weight", "bitwise_count_sum"],
+    &["hamming", "hamming_distance"],
+    &["hamming_cdist", "cdist", "hammings"],
 ];
 
 /// Uppercase, without a `DML_` prefix, an `_OPERATOR_DESC` suffix or underscores, so that

@@ -16,6 +16,7 @@ fn compiled_calls_give_what_execute_gives() {
     let call = Call {
         level: FeatureLevel::EXT,
         broadcast: Some(Broadcast::Numpy),
+        ..Default::default()
     };
     let (a, b, o) = (
         desc(DataType::U16, &[3, 4]),

@@ -46,7 +46,11 @@ fn random_call(rng: &mut Rng) -> Call {
             axis: rng.below(6) as i64 - 2,
         }),
     };
-    Call { level, broadcast }
+    Call {
+        level,
+        broadcast,
+        ..Default::default()
+    }
 }
 
 /// What `check` saw: `Ok` results and the kinds of errors, to show the cases reach deep checks.

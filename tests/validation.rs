@@ -50,6 +50,7 @@ fn at(level: FeatureLevel) -> Call {
     Call {
         level,
         broadcast: None,
+        ..Default::default()
     }
 }
 
@@ -457,6 +458,7 @@ fn broadcast_mode_not_accepted() {
     let call = Call {
         level: FeatureLevel::EXT,
         broadcast: Some(Broadcast::None),
+        ..Default::default()
     };
     let (e, m) = msg(run2(<Narrow as Op>::INFO, call, d, d, d));
     assert!(matches!(e, Error::BroadcastNotSupported { .. }));
@@ -482,6 +484,7 @@ fn a_unary_op_takes_no_broadcast_mode_but_none() {
         let call = Call {
             level: FeatureLevel::EXT,
             broadcast: Some(b),
+            ..Default::default()
         };
         let mut out = vec![0u8; 4];
         let e = execute(not, &call, &[Input::Bytes(&d, &[1, 2, 0, 0])], &d, &mut out).unwrap_err();
@@ -503,6 +506,7 @@ fn a_unary_op_takes_no_broadcast_mode_but_none() {
     let call = Call {
         level: FeatureLevel::EXT,
         broadcast: Some(Broadcast::None),
+        ..Default::default()
     };
     let mut out = vec![0u8; 4];
     execute(not, &call, &[Input::Bytes(&d, &[1, 2, 0, 0])], &d, &mut out).unwrap();
@@ -514,6 +518,7 @@ fn shapes_under_none() {
     let call = Call {
         level: FeatureLevel::EXT,
         broadcast: Some(Broadcast::None),
+        ..Default::default()
     };
     let (e, m) = msg(run2(
         xor(),
@@ -544,6 +549,7 @@ fn shapes_under_numpy() {
     let call = Call {
         level: FeatureLevel::EXT,
         broadcast: Some(Broadcast::Numpy),
+        ..Default::default()
     };
     let (e, m) = msg(run2(
         xor(),
@@ -561,6 +567,7 @@ fn shapes_under_pdpd() {
     let call = Call {
         level: FeatureLevel::EXT,
         broadcast: Some(Broadcast::Pdpd { axis: 1 }),
+        ..Default::default()
     };
     let ok = run2(
         xor(),
@@ -589,6 +596,7 @@ fn pdpd_axis_out_of_range() {
     let call = Call {
         level: FeatureLevel::EXT,
         broadcast: Some(Broadcast::Pdpd { axis: 3 }),
+        ..Default::default()
     };
     let (e, m) = msg(run2(
         xor(),
@@ -607,6 +615,7 @@ fn pdpd_axis_out_of_range() {
     let call = Call {
         level: FeatureLevel::EXT,
         broadcast: Some(Broadcast::Pdpd { axis: -2 }),
+        ..Default::default()
     };
     let (e, _) = msg(run2(
         xor(),

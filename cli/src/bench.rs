@@ -92,6 +92,7 @@ pub fn bench(a: BenchArgs) -> Result<(), Fail> {
     let call = Call {
         level: tensorbits::FeatureLevel::EXT,
         broadcast: (op.arity() > 1).then_some(tensorbits::Broadcast::Numpy),
+        ..Default::default()
     };
     let out_dt = op.default_output(dt);
     let plan = tensorbits::validate_new_output(op, &call, &refs, out_dt)?;

@@ -123,7 +123,11 @@ pub fn run(a: RunArgs) -> Result<(), Fail> {
         .map(|p| npy::read(p))
         .collect::<Result<_, _>>()?;
     let descs: Vec<&TensorDesc> = arrays.iter().map(|x| &x.desc).collect();
-    let call = Call { level, broadcast };
+    let call = Call {
+        level,
+        broadcast,
+        ..Default::default()
+    };
     let in_dt = arrays.first().map_or(DataType::U8, |x| x.desc.data_type());
     let out_dt = match &a.out_dtype {
         Some(s) => DataType::from_name(s).ok_or_else(|| {

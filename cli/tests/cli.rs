@@ -59,7 +59,7 @@ fn bool_norm(dt: DataType, bytes: &mut [u8]) {
 #[test]
 fn every_op_and_type_round_trips_through_files() {
     let mut rng = Rng(7);
-    for op in ops::ALL {
+    for op in ops::ALL.into_iter().filter(|o| o.reduce().is_none()) {
         for &dt in op.all_types() {
             for out_dt in op.output_types().map_or(vec![dt], |o| o.to_vec()) {
                 let shape = vec![2, 3];
@@ -141,6 +141,7 @@ fn broadcast_modes_and_axis() {
         Call {
             level: FeatureLevel::EXT,
             broadcast: Some(tensorbits::Broadcast::Numpy),
+            ..Default::default()
         },
         &[
             (DataType::U16, vec![2, 3, 4], a.clone()),
@@ -170,6 +171,7 @@ fn broadcast_modes_and_axis() {
         Call {
             level: FeatureLevel::EXT,
             broadcast: Some(tensorbits::Broadcast::Pdpd { axis: 1 }),
+            ..Default::default()
         },
         &[
             (DataType::U16, vec![2, 3, 4], a.clone()),
@@ -259,7 +261,7 @@ fn header_versions_big_endian_and_fortran_order() {
 fn gpu_device_gives_the_same_file() {
     let Some(_) = common::gpu::gpu() else { return };
     let mut rng = Rng(5);
-    for op in ops::ALL {
+    for op in ops::ALL.into_iter().filter(|o| o.reduce().is_none()) {
         for &dt in op.all_types() {
             let mut data = random_bytes(&mut rng, dt, 10);
             bool_norm(dt, &mut data);

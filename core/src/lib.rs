@@ -338,6 +338,65 @@ impl fmt::Display for BroadcastMode {
     }
 }
 
+/// How a reduction combines the element-wise results: added (bit counts), or combined bit by bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// The sum of bit counts (`compute` ends in `count_ones()`).
+    Sum,
+    /// Bitwise AND; the empty reduction is all ones.
+    And,
+    /// Bitwise OR; the empty reduction is 0.
+    Or,
+    /// Bitwise XOR; the empty reduction is 0.
+    Xor,
+}
+
+impl ReduceOp {
+    /// All reductions.
+    pub const ALL: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::And, ReduceOp::Or, ReduceOp::Xor];
+
+    /// The spec spelling: `sum`, `and`, `or`, `xor`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::And => "and",
+            ReduceOp::Or => "or",
+            ReduceOp::Xor => "xor",
+        }
+    }
+
+    /// Parses the spec spelling.
+    pub fn parse(text: &str) -> Option<ReduceOp> {
+        ReduceOp::ALL.into_iter().find(|r| r.name() == text)
+    }
+
+    /// The identity for elements of `bits` bits (1 for `bool`'s byte): all ones for AND, else 0.
+    pub const fn identity(self, bits: u32) -> u64 {
+        match self {
+            ReduceOp::And if bits >= 64 => u64::MAX,
+            ReduceOp::And => (1u64 << bits) - 1,
+            _ => 0,
+        }
+    }
+
+    /// Combines an accumulator with one value.
+    #[inline(always)]
+    pub const fn combine(self, acc: u64, v: u64) -> u64 {
+        match self {
+            ReduceOp::Sum => acc.wrapping_add(v),
+            ReduceOp::And => acc & v,
+            ReduceOp::Or => acc | v,
+            ReduceOp::Xor => acc ^ v,
+        }
+    }
+}
+
+impl fmt::Display for ReduceOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The highest ranks any tensor may have (DirectML's limit).
 pub const MAX_RANK: usize = 8;
 

@@ -17,6 +17,9 @@ pub const KEYS: &[&str] = &[
     "in_place",
     "support",
     "output",
+    "reduce",
+    "axes",
+    "pairwise",
 ];
 
 /// A spec as written. A key whose value did not parse is `None` but listed in `written`, so that it
@@ -32,6 +35,16 @@ pub struct Spec {
     pub in_place: Option<Listed>,
     pub support: Option<Vec<LevelEntry>>,
     pub output: Option<Listed>,
+    pub reduce: Option<Ident>,
+    pub axes: Option<AxisList>,
+    /// The bare `pairwise` flag, kept for its span.
+    pub pairwise: Option<Ident>,
+}
+
+/// `axes = [-1, 0]`: each axis with the span of its tokens.
+pub struct AxisList {
+    pub span: Span,
+    pub items: Vec<(i64, Span)>,
 }
 
 /// A bracketed list of identifiers (`[a, b]`), with the span of the whole list.
@@ -63,7 +76,17 @@ pub fn parse(args: TokenStream, cx: &mut Ctxt) -> Spec {
         };
         let key_name = key.to_string();
         let value: TokenStream;
-        match it.next() {
+        let next = it.next();
+        if key_name == "pairwise" && next.is_some() {
+            cx.error(
+                &key,
+                "`pairwise` is a flag: write it alone, without a value",
+            );
+            continue;
+        }
+        match next {
+            // A flag: the key alone.
+            None if key_name == "pairwise" => value = TokenStream::new(),
             Some(TokenTree::Punct(p)) if p.as_char() == '=' => {
                 value = it.collect();
                 if value.is_empty() {
@@ -118,6 +141,9 @@ pub fn parse(args: TokenStream, cx: &mut Ctxt) -> Spec {
             "in_place" => once!(in_place, listed(value, cx)),
             "output" => once!(output, listed(value, cx)),
             "support" => once!(support, support(value, cx)),
+            "reduce" => once!(reduce, value_of::<Ident>(&key_name, value, cx)),
+            "axes" => once!(axes, axes(value, cx)),
+            "pairwise" => spec.pairwise = Some(key.clone()),
             _ => cx.error(&key, unknown_key(&key_name)),
         }
     }
@@ -215,6 +241,49 @@ fn listed(value: TokenStream, cx: &mut Ctxt) -> Option<Listed> {
         }
     }
     Some(Listed { span, items })
+}
+
+/// `[-1, 0]`: integer literals, each optionally negated.
+fn axes(value: TokenStream, cx: &mut Ctxt) -> Option<AxisList> {
+    let arr = match syn::parse2::<syn::ExprArray>(value.clone()) {
+        Ok(a) => a,
+        Err(_) => {
+            cx.error(
+                value,
+                "expected a list of axes in brackets, such as `[-1]` or `[0, 2]`",
+            );
+            return None;
+        }
+    };
+    let span = arr.bracket_token.span.join();
+    let mut items = Vec::new();
+    for e in &arr.elems {
+        let (neg, lit) = match e {
+            Expr::Lit(l) => (false, &l.lit),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match &*u.expr {
+                Expr::Lit(l) => (true, &l.lit),
+                other => {
+                    cx.error(other, "expected an integer axis, such as `-1` or `0`");
+                    continue;
+                }
+            },
+            other => {
+                cx.error(other, "expected an integer axis, such as `-1` or `0`");
+                continue;
+            }
+        };
+        match lit {
+            syn::Lit::Int(i) if i.suffix().is_empty() => match i.base10_parse::<i64>() {
+                Ok(v) => items.push((if neg { -v } else { v }, syn::spanned::Spanned::span(e))),
+                Err(err) => cx.syn_error(err),
+            },
+            other => cx.error(
+                other,
+                "expected an integer axis without a suffix, such as `-1`",
+            ),
+        }
+    }
+    Some(AxisList { span, items })
 }
 
 fn support(value: TokenStream, cx: &mut Ctxt) -> Option<Vec<LevelEntry>> {

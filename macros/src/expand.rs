@@ -9,14 +9,17 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Fields, Ident, ItemStruct};
 use tensorbits_core::wgsl::{KernelKind, Layout, WordClass, shader};
-use tensorbits_core::{BroadcastMode, DataType, FeatureLevel};
+use tensorbits_core::{BroadcastMode, DataType, FeatureLevel, ReduceOp};
 
 /// Names of the generated methods' parameters beside the inputs; an input may not take one.
 const OPTIONS: &str = "options";
 const OUT: &str = "out";
 const TARGET: &str = "target";
 const GPU: &str = "gpu";
+const K: &str = "k";
 pub const RESERVED: &[&str] = &[OPTIONS, OUT, TARGET, GPU];
+/// Beside those, the parameters of a pairwise op's `knn` methods.
+pub const RESERVED_PAIRWISE: &[&str] = &[K];
 
 pub fn bitwise_op(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut cx = Ctxt::default();
@@ -95,6 +98,18 @@ pub struct Signature<'a> {
     pub count_default: Option<DataType>,
     /// Inputs the output may alias.
     pub in_place: Vec<usize>,
+    /// How the op reduces, if it does.
+    pub reduce: Option<ReduceOp>,
+    /// A pairwise op, which also has `knn` methods when it sums.
+    pub pairwise: bool,
+    /// For a pairwise sum: its element function may run on whole 64-bit words.
+    pub wide: bool,
+}
+
+impl Signature<'_> {
+    fn knn(&self) -> bool {
+        self.pairwise && self.reduce == Some(ReduceOp::Sum)
+    }
 }
 
 /// The method a body is generated for.
@@ -106,6 +121,9 @@ pub enum Method {
     RunOn,
     RunGpu,
     InPlace(usize),
+    Knn,
+    KnnWith,
+    KnnOn,
 }
 
 fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
@@ -117,10 +135,16 @@ fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
         inputs: m.inputs.clone(),
         count_default: m.output.as_ref().and_then(|o| o.first().copied()),
         in_place: m.in_place.clone(),
+        reduce: m.reduce,
+        pairwise: m.pairwise,
+        wide: m.compute.is_count() && m.compute.is_width_agnostic_count(),
     };
-    let parts = |cpu: TokenStream| parts(m, ident, &summary, cpu);
-    let info = parts(quote!(__TENSORBITS_CPU_KERNELS));
-    let meta = parts(quote!(&[]));
+    let parts = |cpu: TokenStream, pair: TokenStream| parts(m, ident, &summary, cpu, pair);
+    let info = parts(
+        quote!(__TENSORBITS_CPU_KERNELS),
+        quote!(__TENSORBITS_PAIR_KERNELS),
+    );
+    let meta = parts(quote!(&[]), quote!(&[]));
     let cpu = cpu_kernels(m, ident);
     let gpu = gpu_kernels(m);
     let traits = supports_traits(m, ident, &s.vis);
@@ -186,7 +210,18 @@ fn summary(s: &ItemStruct) -> String {
         .join(" ")
 }
 
-fn parts(m: &Model, ident: &Ident, summary: &str, cpu: TokenStream) -> TokenStream {
+fn reduce_variant(r: ReduceOp) -> TokenStream {
+    let v = format_ident!("{}", format!("{r:?}"));
+    quote!(::tensorbits::ReduceOp::#v)
+}
+
+fn parts(
+    m: &Model,
+    ident: &Ident,
+    summary: &str,
+    cpu: TokenStream,
+    pair: TokenStream,
+) -> TokenStream {
     let name = &m.name;
     let type_name = ident.to_string();
     let inputs: Vec<String> = m.inputs.iter().map(|i| i.to_string()).collect();
@@ -213,6 +248,18 @@ fn parts(m: &Model, ident: &Ident, summary: &str, cpu: TokenStream) -> TokenStre
         }
         None => quote!(::core::option::Option::None),
     };
+    let reduce = match m.reduce {
+        Some(r) => {
+            let r = reduce_variant(r);
+            quote!(::core::option::Option::Some(#r))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let axes = match &m.axes {
+        Some(a) => quote!(::core::option::Option::Some(&[#(#a),*])),
+        None => quote!(::core::option::Option::None),
+    };
+    let pairwise = m.pairwise;
     quote! {
         ::tensorbits::__private::OpParts {
             name: #name,
@@ -226,7 +273,11 @@ fn parts(m: &Model, ident: &Ident, summary: &str, cpu: TokenStream) -> TokenStre
             in_place: &[#(#in_place),*],
             support: &[#(#support),*],
             output: #output,
+            reduce: #reduce,
+            axes: #axes,
+            pairwise: #pairwise,
             cpu: #cpu,
+            pair: #pair,
             gpu: __TENSORBITS_GPU_KERNELS,
         }
     }
@@ -256,16 +307,56 @@ fn eval_fn(m: &Model) -> TokenStream {
 }
 
 /// One CPU kernel per (input word, output) pair, and the table by (input type, output type): types
-/// that share a word (`f32` and `u32`) share a kernel.
+/// that share a word (`f32` and `u32`) share a kernel. A reduction's kernels write its intermediate
+/// results (a count as `u8` for a sum, else the element); a pairwise op has a pair kernel per type.
 fn cpu_kernels(m: &Model, ident: &Ident) -> TokenStream {
     let n = m.inputs.len();
     let mut fns: Vec<(String, TokenStream)> = Vec::new();
     let mut entries = Vec::new();
-    for t in m.all_types() {
+    let pairs = if m.pairwise {
+        m.all_types()
+            .into_iter()
+            .map(|t| {
+                let w = word_ty(t);
+                let use_wide = m.compute.is_width_agnostic_count();
+                let (elem, wide) = pair_fns(m.compute.is_count(), use_wide, &quote!(#ident), &w);
+                let f = format_ident!("__tensorbits_pair_{}", format!("{t:?}").to_lowercase());
+                let tv = dtype_variant(t);
+                (
+                    quote! {
+                        fn #f(task: &::tensorbits::__private::PairTask<'_>, out: &mut [u64]) {
+                            ::tensorbits::__private::pair::<#w>(task, out, #elem, #wide, #use_wide)
+                        }
+                    },
+                    quote! {
+                        ::tensorbits::__private::PairKernel {
+                            input: ::tensorbits::DataType::#tv,
+                            run: #f,
+                            wide: #use_wide,
+                        }
+                    },
+                )
+            })
+            .collect::<Vec<_>>()
+    } else {
+        Vec::new()
+    };
+    let (pair_fns_tokens, pair_entries): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+    let map_types = if m.pairwise {
+        Vec::new()
+    } else {
+        m.all_types()
+    };
+    for t in map_types {
         let w = word_ty(t);
-        let outs = m.output.clone().unwrap_or_else(|| vec![t]);
+        let outs = match (m.reduce, &m.output) {
+            (Some(ReduceOp::Sum), _) => vec![DataType::U8],
+            (Some(_), _) => vec![t],
+            (None, Some(o)) => o.clone(),
+            (None, None) => vec![t],
+        };
         for o in outs {
-            let (o_word, call) = if m.output.is_some() {
+            let (o_word, call) = if m.compute.is_count() {
                 let oty = elem_ty(o);
                 let call = quote! {
                     |x| <#oty as ::tensorbits::__private::CountOutput>::from_count(
@@ -306,8 +397,31 @@ fn cpu_kernels(m: &Model, ident: &Ident) -> TokenStream {
     let fns = fns.iter().map(|(_, f)| f);
     quote! {
         #(#fns)*
+        #(#pair_fns_tokens)*
         const __TENSORBITS_CPU_KERNELS: &[::tensorbits::__private::CpuKernel] = &[#(#entries),*];
+        const __TENSORBITS_PAIR_KERNELS: &[::tensorbits::__private::PairKernel] = &[#(#pair_entries),*];
     }
+}
+
+/// A pairwise op's element function (at `path`) at word `w` as the value a pair kernel folds (a
+/// count, or the element's bits), and at `u64` for the wide path of a sum.
+fn pair_fns(
+    count: bool,
+    wide: bool,
+    path: &TokenStream,
+    w: &TokenStream,
+) -> (TokenStream, TokenStream) {
+    let elem = if count {
+        quote!(|x| u64::from(#path::__tensorbits_eval::<#w>(x)))
+    } else {
+        quote!(|x| ::tensorbits::__private::Word::bits(#path::__tensorbits_eval::<#w>(x)))
+    };
+    let wide = if wide {
+        quote!(|x| u64::from(#path::__tensorbits_eval::<u64>(x)))
+    } else {
+        quote!(|_: [u64; 2]| 0u64)
+    };
+    (elem, wide)
 }
 
 /// The per-op trait that makes unsupported data types compile errors, with a message that names the op,
@@ -387,6 +501,9 @@ fn new_output(sig: &Signature<'_>, method: Method) -> TokenStream {
 
 /// The body of a generated method of a valid op.
 fn method_body(sig: &Signature<'_>, method: Method) -> TokenStream {
+    if sig.reduce.is_some() {
+        return reduce_body(sig, method);
+    }
     let n = sig.inputs.len();
     let inputs = &sig.inputs;
     let args: Vec<TokenStream> = inputs
@@ -446,6 +563,103 @@ fn method_body(sig: &Signature<'_>, method: Method) -> TokenStream {
                 )
             }
         }
+        Method::Knn | Method::KnnWith | Method::KnnOn => quote!(::core::unreachable!()),
+    }
+}
+
+/// The body of a method of a reduction or pairwise op: its kernels made from the element function
+/// at `T`'s word, and the runtime's entry for reductions.
+fn reduce_body(sig: &Signature<'_>, method: Method) -> TokenStream {
+    let n = sig.inputs.len();
+    let inputs = &sig.inputs;
+    let args: Vec<TokenStream> = inputs
+        .iter()
+        .map(|i| quote!(::core::convert::Into::into(#i)))
+        .collect();
+    let meta = quote!(<Self as ::tensorbits::__private::TypedOp>::META);
+    let (options, out, target, gpu, k) = (
+        format_ident!("{OPTIONS}"),
+        format_ident!("{OUT}"),
+        format_ident!("{TARGET}"),
+        format_ident!("{GPU}"),
+        format_ident!("{K}"),
+    );
+    let o = match method {
+        Method::RunInto if sig.count_default.is_some() => quote!(O),
+        Method::Knn => new_output(sig, Method::Run),
+        Method::KnnWith | Method::KnnOn => new_output(sig, Method::RunWith),
+        _ => new_output(sig, method),
+    };
+    let call = match method {
+        Method::Run | Method::Knn => quote!(&::tensorbits::Call::default()),
+        _ => quote!(&#options.call()),
+    };
+    let word = quote!(<T as ::tensorbits::Element>::Word);
+    let count = sig.reduce == Some(ReduceOp::Sum);
+    let map = if sig.pairwise {
+        quote!(|_: &[&[u8]], _: &mut [u8]| {})
+    } else if count {
+        quote! {
+            |ins: &[&[u8]], o: &mut [u8]| ::tensorbits::__private::map::<#word, u8, #n>(ins, o, |x| {
+                <u8 as ::tensorbits::__private::CountOutput>::from_count(Self::__tensorbits_eval::<#word>(x))
+            })
+        }
+    } else {
+        quote! {
+            |ins: &[&[u8]], o: &mut [u8]| {
+                ::tensorbits::__private::map::<#word, #word, #n>(ins, o, Self::__tensorbits_eval::<#word>)
+            }
+        }
+    };
+    let pair = if sig.pairwise {
+        let (elem, wide) = pair_fns(count, sig.wide, &quote!(Self), &word);
+        let use_wide = sig.wide;
+        quote! {
+            ::core::option::Option::Some((
+                &|t: &::tensorbits::__private::PairTask<'_>, o: &mut [u64]| {
+                    ::tensorbits::__private::pair::<#word>(t, o, #elem, #wide, #use_wide)
+                },
+                #use_wide,
+            ))
+        }
+    } else {
+        quote!(::core::option::Option::None)
+    };
+    let kernels = quote! {
+        let kernels = ::tensorbits::__private::Kernels { map: &#map, pair: #pair };
+    };
+    let (a, b) = (&inputs[0], inputs.get(1).unwrap_or(&inputs[0]));
+    match method {
+        Method::Run | Method::RunWith => quote! {
+            #kernels
+            ::tensorbits::__private::reduce_new::<T, #o, #n>(#meta, #call, [#(#args),*], &kernels)
+        },
+        Method::RunInto => quote! {
+            #kernels
+            ::tensorbits::__private::reduce_into::<T, #o, #n>(
+                #meta, #call, [#(#args),*], ::core::convert::Into::into(#out), &kernels,
+            )
+        },
+        Method::RunOn => quote! {
+            #kernels
+            ::tensorbits::__private::reduce_on::<T, #o, #n>(#target, #meta, #call, [#(#args),*], &kernels)
+        },
+        Method::RunGpu => quote! {
+            #gpu.run_new::<T, #o, #n>(#meta, #call, [#(#inputs),*])
+        },
+        Method::Knn | Method::KnnWith => quote! {
+            #kernels
+            ::tensorbits::__private::knn_new::<T, #o>(
+                #meta, #call, ::core::convert::Into::into(#a), ::core::convert::Into::into(#b), #k, &kernels,
+            )
+        },
+        Method::KnnOn => quote! {
+            #kernels
+            ::tensorbits::__private::knn_on::<T, #o>(
+                #target, #meta, #call, ::core::convert::Into::into(#a), ::core::convert::Into::into(#b), #k, &kernels,
+            )
+        },
+        Method::InPlace(_) => quote!(::core::unreachable!()),
     }
 }
 
@@ -560,6 +774,74 @@ pub fn methods(sig: &Signature<'_>, body: &dyn Fn(Method) -> TokenStream) -> Tok
         body(Method::RunOn),
         body(Method::RunGpu),
     );
+    // knn, for pairwise sums: the `k` nearest rows of `b` for each row of `a`.
+    let (knn_cpu, knn_gpu) = if sig.knn() && inputs.len() == 2 {
+        let k = format_ident!("{K}");
+        let result_run =
+            quote!(#result<(::tensorbits::Tensor<#run_o>, ::tensorbits::Tensor<i64>), #err>);
+        let result_with =
+            quote!(#result<(::tensorbits::Tensor<#with_o>, ::tensorbits::Tensor<i64>), #err>);
+        let doc = format!(
+            "For each row of `{a}` (`[..., M, K]`), the `{k}` nearest rows of `{b}` (`[..., N, K]`) under `{ident}`, \
+             on the CPU at feature level `EXT`: their distances and row indices, both `[..., M, {k}]`, ascending by \
+             distance, ties broken by the lower index. The `M x N` distances are never held at once. `{k}` greater \
+             than N is an error.",
+            a = inputs[0],
+            b = inputs[1],
+        );
+        let with_doc = format!(
+            "[`knn`](Self::knn) at the level of `options`, with the distances' type they choose.{out_note}"
+        );
+        let on_doc = format!(
+            "[`knn`](Self::knn) on `target` (the CPU, or a GPU with upload and read-back) at the level of `options`.{out_note}"
+        );
+        let (b_knn, b_knn_with, b_knn_on) = (
+            body(Method::Knn),
+            body(Method::KnnWith),
+            body(Method::KnnOn),
+        );
+        (
+            quote! {
+                #[doc = #doc]
+                pub fn knn<'x, T>(#(#params,)* #k: usize) -> #result_run
+                where
+                    T: #tr<::tensorbits::levels::EXT>,
+                {
+                    #b_knn
+                }
+
+                #[doc = #with_doc]
+                pub fn knn_with<'x, L: ::tensorbits::Level, T #choice>(
+                    #options: &#options_ty,
+                    #(#params,)*
+                    #k: usize,
+                ) -> #result_with
+                where
+                    T: #tr<L>,
+                    #choice_bound
+                {
+                    #b_knn_with
+                }
+            },
+            quote! {
+                #[doc = #on_doc]
+                pub fn knn_on<'x, L: ::tensorbits::Level, T #choice>(
+                    #target: &::tensorbits::Target<'_>,
+                    #options: &#options_ty,
+                    #(#params,)*
+                    #k: usize,
+                ) -> #result_with
+                where
+                    T: #tr<L>,
+                    #choice_bound
+                {
+                    #b_knn_on
+                }
+            },
+        )
+    } else {
+        (quote!(), quote!())
+    };
     quote! {
         #[automatically_derived]
         impl #ident {
@@ -600,6 +882,8 @@ pub fn methods(sig: &Signature<'_>, body: &dyn Fn(Method) -> TokenStream) -> Tok
             }
 
             #(#in_place)*
+
+            #knn_cpu
         }
 
         ::tensorbits::__private::if_gpu! {
@@ -631,6 +915,8 @@ pub fn methods(sig: &Signature<'_>, body: &dyn Fn(Method) -> TokenStream) -> Tok
                 {
                     #b_gpu
                 }
+
+                #knn_gpu
             }
         }
     }

@@ -41,11 +41,22 @@ pub fn expand(s: &ItemStruct, spec: &Spec) -> TokenStream {
         v.dedup();
         v
     };
+    let reduce = spec
+        .reduce
+        .as_ref()
+        .and_then(|r| tensorbits_core::ReduceOp::parse(&r.to_string()));
     let sig = Signature {
         ident,
         inputs: inputs.clone(),
         count_default,
-        in_place,
+        in_place: if reduce.is_some() {
+            Vec::new()
+        } else {
+            in_place
+        },
+        reduce,
+        pairwise: spec.pairwise.is_some() && reduce.is_some(),
+        wide: false,
     };
     let body = |method: Method| {
         let extra: &[&str] = match method {
@@ -54,6 +65,9 @@ pub fn expand(s: &ItemStruct, spec: &Spec) -> TokenStream {
             Method::RunInto => &["options", "out"],
             Method::RunOn => &["target", "options"],
             Method::RunGpu => &["gpu", "options"],
+            Method::Knn => &["k"],
+            Method::KnnWith => &["options", "k"],
+            Method::KnnOn => &["target", "options", "k"],
         };
         let extra = extra.iter().map(|e| format_ident!("{e}"));
         quote! {

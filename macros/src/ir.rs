@@ -338,6 +338,12 @@ impl Expr {
         }
     }
 
+    /// Whether the expression is a bit count of a width-agnostic expression: its sum over the lanes
+    /// of a 64-bit word is its count of the whole word, so pairwise sums can run on whole words.
+    pub fn is_width_agnostic_count(&self) -> bool {
+        matches!(self, Expr::CountOnes(e) if e.is_width_agnostic())
+    }
+
     /// WGSL computing this tree from `x0..`, through the class's `tb_*` helpers (where the GPU side of
     /// the semantics of shifts and `bool` live, in tensorbits-core's wgsl.rs).
     pub fn to_wgsl(&self, class: tensorbits_core::wgsl::WordClass) -> String {

@@ -7,7 +7,7 @@ use crate::ir;
 use proc_macro2::Span;
 use std::collections::BTreeMap;
 use syn::{Expr, Ident};
-use tensorbits_core::{BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK};
+use tensorbits_core::{BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK, ReduceOp};
 
 /// A checked spec.
 pub struct Model {
@@ -22,6 +22,11 @@ pub struct Model {
     /// Declared levels, lowest first, each with its complete type set.
     pub support: Vec<(FeatureLevel, Vec<DataType>)>,
     pub output: Option<Vec<DataType>>,
+    /// How the element-wise results are reduced, if they are.
+    pub reduce: Option<ReduceOp>,
+    /// The default axes of a reduction; `None` is all axes.
+    pub axes: Option<Vec<i64>>,
+    pub pairwise: bool,
 }
 
 impl Model {
@@ -64,7 +69,7 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
     let inputs = spec
         .inputs
         .as_ref()
-        .map(|l| check_inputs(l, cx))
+        .map(|l| check_inputs(l, spec.pairwise.is_some(), cx))
         .unwrap_or_default();
     let mut used = vec![false; inputs.len()];
     let compute = spec
@@ -79,12 +84,32 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
             }
         }
     }
+    let pairwise = spec.pairwise.is_some();
     // Every other key is still checked after a bad `dims`, so all mistakes are reported at once.
+    // Pairwise inputs are `[..., M, K]`: at least two dimensions.
+    let default_ranks = (if pairwise { 2 } else { 0 }, MAX_RANK as u8);
     let ranks = spec
         .dims
         .as_ref()
-        .map_or(Some((0, MAX_RANK as u8)), |d| check_dims(d, cx));
-    let broadcast = if spec.broadcast.is_none() && !missing("broadcast") {
+        .map_or(Some(default_ranks), |d| check_dims(d, cx));
+    if let (true, Some((lo, _)), Some(d)) = (pairwise, ranks, &spec.dims)
+        && lo < 2
+    {
+        cx.error(
+            d,
+            "a pairwise op's inputs are `[..., M, K]`, with at least two dimensions: its `dims` start at 2 or more",
+        );
+    }
+    let broadcast = if pairwise {
+        // The leading dimensions of a pairwise op always broadcast numpy-style.
+        if let Some(b) = &spec.broadcast {
+            cx.error_at(
+                b.span,
+                "a pairwise op broadcasts the dimensions before its last two numpy-style, always; remove `broadcast`",
+            );
+        }
+        Some(Vec::new())
+    } else if spec.broadcast.is_none() && !missing("broadcast") {
         None // written, and its error reported
     } else {
         check_broadcast(
@@ -113,6 +138,15 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
     if let (Some(c), Some(s)) = (&compute, &spec.support) {
         check_types_against_compute(c, s, cx);
     }
+    let reduce = check_reduce(
+        spec,
+        inputs.len(),
+        compute.as_ref().map(ir::Expr::is_count),
+        ranks,
+        support.as_deref(),
+        output.as_deref(),
+        cx,
+    );
     let compute_text = compute
         .as_ref()
         .map(|c| c.to_text(&inputs))
@@ -139,11 +173,126 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
         in_place,
         support: support?,
         output,
+        reduce: reduce.as_ref().and_then(|r| r.0),
+        axes: reduce.and_then(|r| r.1),
+        pairwise,
     })
 }
 
+/// The reduction keys: `reduce`, `axes`, `pairwise`. Returns the reduction and its default axes.
+#[allow(
+    clippy::type_complexity,
+    reason = "the two parts of a reduction, each optional"
+)]
+fn check_reduce(
+    spec: &Spec,
+    arity: usize,
+    is_count: Option<bool>,
+    ranks: Option<(u8, u8)>,
+    support: Option<&[(FeatureLevel, Vec<DataType>)]>,
+    output: Option<&[DataType]>,
+    cx: &mut Ctxt,
+) -> Option<(Option<ReduceOp>, Option<Vec<i64>>)> {
+    let reduce = match &spec.reduce {
+        None => None,
+        Some(id) => match ReduceOp::parse(&id.to_string()) {
+            Some(r) => Some((r, id)),
+            None => {
+                cx.error(
+                    id,
+                    format!("unknown reduction `{id}`; expected sum, and, or or xor"),
+                );
+                return None;
+            }
+        },
+    };
+    if let Some((r, id)) = reduce {
+        match (r, is_count) {
+            // A sum adds bit counts; summing elements would overflow their own type at once.
+            (ReduceOp::Sum, Some(false)) => cx.error(
+                id,
+                "`reduce = sum` adds bit counts: `compute` must end in `.count_ones()`, such as `compute = (a ^ b).count_ones()`",
+            ),
+            // and/or/xor combine elements bit by bit; a count is not an element.
+            (ReduceOp::And | ReduceOp::Or | ReduceOp::Xor, Some(true)) => cx.error(
+                id,
+                format!("`reduce = {r}` combines elements bit by bit, but `compute` yields a bit count: use `reduce = sum` to add counts"),
+            ),
+            _ => {}
+        }
+        // The output of a reduction has another shape than its inputs: it cannot alias one.
+        if let Some(l) = spec.in_place.as_ref().filter(|l| !l.items.is_empty()) {
+            cx.error_at(l.span, "`in_place` is impossible for a reduction: its output has another shape than its inputs");
+        }
+    }
+    if let Some(p) = &spec.pairwise {
+        if reduce.is_none() {
+            cx.error(p, "`pairwise` reduces the last dimension of both inputs: add `reduce = sum` (or `and`, `or`, `xor`)");
+        }
+        if arity != 2 && spec.inputs.is_some() {
+            cx.error(
+                p,
+                format!("`pairwise` compares rows of two inputs; this op has {arity}"),
+            );
+        }
+    }
+    let axes = spec.axes.as_ref().map(|l| {
+        if reduce.is_none() {
+            cx.error_at(l.span, "`axes` gives the default axes of a reduction: add `reduce = ...`");
+        }
+        if let Some(p) = &spec.pairwise {
+            cx.error(p, "`pairwise` reduces the last dimension of both inputs: remove `axes`");
+        }
+        let max = ranks.map_or(MAX_RANK as i64, |r| i64::from(r.1));
+        let mut seen: Vec<i64> = Vec::new();
+        for &(a, span) in &l.items {
+            if a >= max || a < -max {
+                cx.error_at(
+                    span,
+                    format!("axis {a} is out of range: inputs have at most {max} dimensions (valid: -{max} to {})", max - 1),
+                );
+            } else if seen.contains(&a) {
+                cx.error_at(span, format!("axis {a} is listed twice"));
+            }
+            seen.push(a);
+        }
+        l.items.iter().map(|&(a, _)| a).collect::<Vec<i64>>()
+    });
+    // A sum must be able to hold the counts of at least two elements of every type it takes.
+    if let (Some((ReduceOp::Sum, _)), Some(support), Some(_), Some(l)) =
+        (reduce, support, output, &spec.output)
+    {
+        let widest = support
+            .last()
+            .map_or(0, |(_, ts)| ts.iter().map(|t| t.bits()).max().unwrap_or(0));
+        let named = l.items.iter().filter_map(|id| {
+            DataType::ALL
+                .into_iter()
+                .find(|t| *id == t.name())
+                .map(|t| (t, id))
+        });
+        for (t, id) in named {
+            let max = if t.is_signed() {
+                t.max_bits_value() >> 1
+            } else {
+                t.max_bits_value()
+            };
+            if max < 2 * u64::from(widest) {
+                cx.error(
+                    id,
+                    format!(
+                        "`{t}` is too narrow for `reduce = sum`: it holds at most {max}, less than the counts of two {widest}-bit elements ({}); use u16 or wider",
+                        2 * widest
+                    ),
+                );
+            }
+        }
+    }
+    Some((reduce.map(|r| r.0), axes))
+}
+
 /// 1 to 8 distinct names.
-fn check_inputs(l: &Listed, cx: &mut Ctxt) -> Vec<Ident> {
+fn check_inputs(l: &Listed, pairwise: bool, cx: &mut Ctxt) -> Vec<Ident> {
     if l.items.is_empty() {
         cx.error_at(l.span, "`inputs` must name at least one input");
     }
@@ -159,7 +308,9 @@ fn check_inputs(l: &Listed, cx: &mut Ctxt) -> Vec<Ident> {
         }
         // The generated methods take these parameters beside the inputs.
         let name = id.to_string();
-        if crate::expand::RESERVED.contains(&name.as_str()) {
+        let reserved = crate::expand::RESERVED.contains(&name.as_str())
+            || (pairwise && crate::expand::RESERVED_PAIRWISE.contains(&name.as_str()));
+        if reserved {
             cx.error(id, format!("`{id}` is reserved: the generated methods have a parameter of that name beside the inputs; choose another input name"));
         } else if ["self", "Self", "crate", "super"].contains(&name.as_str()) {
             cx.error(

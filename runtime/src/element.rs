@@ -121,6 +121,8 @@ pub trait Word: bytemuck::Pod + Send + Sync + 'static {
     fn xor(self, rhs: Self) -> Self;
     /// A literal from the spec, as a bit pattern truncated to the width (the macro checks it fits).
     fn lit(v: u64) -> Self;
+    /// The bit pattern, zero-extended: what a bitwise reduction accumulates.
+    fn bits(self) -> u64;
 }
 
 /// Shifts and bit counts, for integer words (floats use the unsigned word of their width).
@@ -153,6 +155,7 @@ macro_rules! int_word {
             #[inline(always)] fn or(self, r: Self) -> Self { self | r }
             #[inline(always)] fn xor(self, r: Self) -> Self { self ^ r }
             #[inline(always)] fn lit(v: u64) -> Self { v as $t }
+            #[inline(always)] fn bits(self) -> u64 { self as $u as u64 }
         }
         impl IntWord for $t {
             #[inline(always)]
@@ -220,6 +223,10 @@ impl Word for Bool8 {
     #[inline(always)]
     fn lit(v: u64) -> Self {
         Bool8((v != 0) as u8)
+    }
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        u64::from(self.0)
     }
 }
 

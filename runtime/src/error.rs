@@ -298,6 +298,76 @@ pub enum Error {
         /// Inputs that may alias.
         allowed: String,
     },
+    /// An axis outside the tensor's dimensions.
+    #[error(
+        "{op}: axis {axis} is out of range for the broadcast input of rank {rank} (valid: -{rank} to {last})"
+    )]
+    AxisOutOfRange {
+        /// Op name.
+        op: &'static str,
+        /// The axis given.
+        axis: i64,
+        /// The rank it indexes.
+        rank: usize,
+        /// The last valid axis (`rank - 1`).
+        last: i64,
+    },
+    /// Two axes that name one dimension.
+    #[error(
+        "{op}: axes {first} and {second} both name dimension {dim}; each axis may be reduced once"
+    )]
+    RepeatedAxis {
+        /// Op name.
+        op: &'static str,
+        /// The first axis as given.
+        first: i64,
+        /// The second.
+        second: i64,
+        /// The dimension both name.
+        dim: usize,
+    },
+    /// More axes than a tensor has dimensions.
+    #[error("{count} axes given; a tensor has at most 8 dimensions")]
+    TooManyAxes {
+        /// How many were given.
+        count: usize,
+    },
+    /// A sum whose worst case does not fit the output type.
+    #[error(
+        "{op}: a sum of {count} elements of up to {bits} set bits each can reach {reach}, more than {output} holds ({max}); {fits}",
+        reach = *.count as u128 * u128::from(*.bits),
+        max = if .output.is_signed() { .output.max_bits_value() >> 1 } else { .output.max_bits_value() }
+    )]
+    SumOverflow {
+        /// Op name.
+        op: &'static str,
+        /// Elements summed into each output element.
+        count: usize,
+        /// Bits per element.
+        bits: u32,
+        /// The output type asked for.
+        output: DataType,
+        /// Which output type would fit, in words.
+        fits: String,
+    },
+    /// Reduction options given to an op they do not apply to.
+    #[error("{op} {what}")]
+    NotAReduction {
+        /// Op name.
+        op: &'static str,
+        /// What is wrong, in words.
+        what: &'static str,
+    },
+    /// knn asked for more neighbours than there are rows.
+    #[error("{op}: k = {k} is more than the {rows} rows of BTensor")]
+    KTooLarge {
+        /// Op name.
+        op: &'static str,
+        /// The k asked for.
+        k: usize,
+        /// Rows of the second input.
+        rows: usize,
+    },
     /// Memory for a tensor could not be had.
     #[error("{tensor}: cannot allocate {bytes} bytes")]
     AllocationFailed {

@@ -28,7 +28,7 @@ mod op;
 mod validate;
 
 pub use api::compiled::{Compiled, compile};
-pub use api::dynamic::{Input, Region, execute, execute_in_buffer};
+pub use api::dynamic::{Input, Region, execute, execute_in_buffer, knn};
 pub use api::tensor::{Tensor, TensorView, TensorViewMut};
 pub use api::typed::{DefaultOutput, Options, OutputChoice};
 pub use dims::Dims;
@@ -37,12 +37,12 @@ pub use error::{Error, Result, ShapeText};
 #[cfg(feature = "gpu")]
 pub use gpu::{GpuExecutor, GpuInput, GpuLimits, GpuRegion, GpuTensor, GpuTypeSupport, Target};
 pub use level::{Level, levels};
-pub use op::{Broadcast, Call, InputBuffer, Op, OpInfo, Plan};
+pub use op::{Axes, Broadcast, Call, InputBuffer, Op, OpInfo, Plan, ReduceOp};
 pub use tensorbits_core::{
     BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK, SupportTable, tensor_name,
 };
 pub use validate::desc::TensorDesc;
-pub use validate::{validate, validate_new_output};
+pub use validate::{validate, validate_knn, validate_new_output};
 
 /// Re-exported for the generated code's signatures.
 pub use half::f16;
@@ -71,11 +71,16 @@ macro_rules! __tensorbits_if_gpu {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::__tensorbits_if_gpu as if_gpu;
-    pub use crate::api::typed::{OutputChoice, run_in_place, run_into, run_new};
+    pub use crate::api::typed::{
+        OutputChoice, knn_new, reduce_into, reduce_new, run_in_place, run_into, run_new,
+    };
     pub use crate::cpu::map;
+    pub use crate::cpu::{Kernels, pair};
     pub use crate::element::{Bool8, CountOutput, IntWord, Word};
     #[cfg(feature = "gpu")]
-    pub use crate::gpu::run_on;
-    pub use crate::op::{CpuKernel, FALLBACK_INFO, MapKernel, OpParts, TypedOp};
+    pub use crate::gpu::{knn_on, reduce_on, run_on};
+    pub use crate::op::{
+        CpuKernel, FALLBACK_INFO, MapKernel, OpParts, PairFn, PairKernel, PairTask, TypedOp,
+    };
     pub use tensorbits_core::wgsl::{GpuKernel, Layout};
 }

@@ -28,8 +28,13 @@ pub struct BitSelect;
 )]
 pub struct Mixed;
 
+/// The element-wise ops: the standard ones (reductions are tested in reductions.rs) and two of
+/// this file's own.
 pub fn ops() -> Vec<&'static OpInfo> {
-    let mut v: Vec<&'static OpInfo> = tensorbits::ops::ALL.to_vec();
+    let mut v: Vec<&'static OpInfo> = tensorbits::ops::ALL
+        .into_iter()
+        .filter(|o| o.reduce().is_none())
+        .collect();
     v.push(<BitSelect as Op>::INFO);
     v.push(<Mixed as Op>::INFO);
     v
@@ -316,6 +321,7 @@ impl Built {
         tensorbits::Call {
             level: tensorbits::FeatureLevel::EXT,
             broadcast: Some(self.case.broadcast),
+            ..Default::default()
         }
     }
 

@@ -1,11 +1,11 @@
 //! Calls validated once and run many times, as DirectML compiles an operator before executing it.
 
-use super::dynamic::cpu_kernel;
+use super::dynamic::{kernels, op_kernels};
 use crate::MAX_INPUTS;
-use crate::cpu::{PARALLEL_BYTES, walk};
+use crate::cpu::{self, PARALLEL_BYTES};
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::op::{Call, InputBuffer, MapKernel, OpInfo, Plan};
+use crate::op::{Call, InputBuffer, MapKernel, OpInfo, PairKernel, Plan};
 use crate::validate::buffer::{Place, check_in_place, check_place};
 use crate::validate::{self, OpTensor, desc::TensorDesc};
 
@@ -21,8 +21,9 @@ pub struct Compiled {
     /// What each call checks of each input buffer, and the bytes the kernel reads of it.
     slots: Vec<Slot>,
     out_slot: Slot,
-    /// The op's kernel for the compiled types.
+    /// The op's kernels for the compiled types.
     kernel: MapKernel,
+    pair: Option<PairKernel>,
     /// Packed tensors of one shape under [`PARALLEL_BYTES`] of output: the kernel runs on the
     /// buffers themselves when they are aligned, with no plan to walk.
     flat: bool,
@@ -57,7 +58,7 @@ pub fn compile(
     output: &TensorDesc,
 ) -> Result<Compiled> {
     let plan = validate::validate(op, call, inputs, output)?;
-    let kernel = cpu_kernel(op, &plan)?.map;
+    let (kernel, pair) = op_kernels(op, &plan)?;
     let slot = |d: &TensorDesc, extent: usize, in_place: bool| Slot {
         required: d.total_bytes(),
         align_mask: d.alignment().map_or(0, |a| a - 1),
@@ -88,6 +89,7 @@ pub fn compile(
         slots,
         out_slot,
         kernel,
+        pair,
         flat,
     })
 }
@@ -143,7 +145,8 @@ impl Compiled {
             Some(InputBuffer::Bytes(_)) => InputBuffer::Bytes(bytes(k)),
             _ => InputBuffer::Output,
         });
-        walk::run(&self.plan, &srcs[..inputs.len()], out, &self.kernel);
+        let k = kernels(&self.kernel, &self.pair);
+        cpu::execute(&self.plan, &srcs[..inputs.len()], out, &k);
         Ok(())
     }
 

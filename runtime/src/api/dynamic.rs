@@ -1,9 +1,9 @@
 //! The dynamic entry points, for frameworks that know data types only at run time: an op's metadata,
 //! tensor descriptions and byte buffers in native (little-endian) encoding.
 
-use crate::cpu::walk;
+use crate::cpu::{self, Kernels};
 use crate::error::{Error, Result};
-use crate::op::{Call, CpuKernel, InputBuffer, OpInfo, Plan};
+use crate::op::{Call, InputBuffer, MapKernel, OpInfo, PairKernel, Plan};
 use crate::validate::buffer::{Overlap, Place, check_in_place, check_place, classify};
 use crate::validate::{self, OpTensor, desc::TensorDesc};
 
@@ -25,17 +25,46 @@ pub struct Region {
     pub desc: TensorDesc,
 }
 
-/// The op's CPU kernel for a validated plan's types. Validation admits only the types the op's
-/// table lists, and the macro generates a kernel for each of them.
-pub(crate) fn cpu_kernel(op: &OpInfo, plan: &Plan) -> Result<&'static CpuKernel> {
-    op.cpu_kernel(plan.in_dtype, plan.out_dtype)
-        .ok_or_else(|| Error::UnsupportedDataType {
-            op: op.name(),
-            tensor: op.tensor_name(0),
-            dtype: plan.in_dtype,
-            level: crate::FeatureLevel::EXT,
-            supported: "none on the CPU".to_owned(),
-        })
+/// The op's CPU kernels for a validated plan's types, from its tables. Validation admits only the
+/// types the op's table lists, and the macro generates kernels for each of them.
+pub(crate) fn op_kernels(op: &OpInfo, plan: &Plan) -> Result<(MapKernel, Option<PairKernel>)> {
+    let missing = || Error::UnsupportedDataType {
+        op: op.name(),
+        tensor: op.tensor_name(0),
+        dtype: plan.in_dtype,
+        level: crate::FeatureLevel::EXT,
+        supported: "none on the CPU".to_owned(),
+    };
+    let mapped = match plan.reduce {
+        Some(r) => cpu::reduce::intermediate_type(r, plan.in_dtype),
+        None => plan.out_dtype,
+    };
+    let pair = match plan.pairwise {
+        true => Some(*op.pair_kernel(plan.in_dtype).ok_or_else(missing)?),
+        false => None,
+    };
+    // A pairwise op needs no map kernel; a placeholder keeps one shape for every call.
+    let map = match op.cpu_kernel(plan.in_dtype, mapped) {
+        Some(k) => k.map,
+        None if pair.is_some() => no_map,
+        None => return Err(missing()),
+    };
+    Ok((map, pair))
+}
+
+fn no_map(_: &[&[u8]], _: &mut [u8]) {}
+
+/// [`Kernels`] borrowing an op's table entries.
+pub(crate) fn kernels<'k>(map: &'k MapKernel, pair: &'k Option<PairKernel>) -> Kernels<'k> {
+    Kernels {
+        map,
+        pair: pair.as_ref().map(|p| {
+            (
+                &p.run as &(dyn Fn(&crate::op::PairTask<'_>, &mut [u64]) + Sync),
+                p.wide,
+            )
+        }),
+    }
 }
 
 /// Runs `op` on byte buffers. Everything is validated before any byte of `output` is written; on
@@ -56,7 +85,7 @@ pub fn execute(
         })
         .collect();
     let plan = validate::validate(op, call, &descs, output_desc)?;
-    let kernel = cpu_kernel(op, &plan)?;
+    let (map, pair) = op_kernels(op, &plan)?;
     let mut srcs = Vec::with_capacity(inputs.len());
     for (k, i) in inputs.iter().enumerate() {
         match i {
@@ -79,7 +108,12 @@ pub fn execute(
         len: output.len(),
     };
     let (_, end) = check_place(output_desc, "OutputTensor", place)?;
-    walk::run(&plan, &srcs, &mut output[..end as usize], &kernel.map);
+    cpu::execute(
+        &plan,
+        &srcs,
+        &mut output[..end as usize],
+        &kernels(&map, &pair),
+    );
     Ok(())
 }
 
@@ -95,7 +129,7 @@ pub fn execute_in_buffer(
 ) -> Result<()> {
     let descs: Vec<&TensorDesc> = inputs.iter().map(|r| &r.desc).collect();
     let plan = validate::validate(op, call, &descs, &output.desc)?;
-    let kernel = cpu_kernel(op, &plan)?;
+    let (map, pair) = op_kernels(op, &plan)?;
     let len = buffer.len() as u64;
     let span = |r: &Region, k: usize| {
         let place = Place::InBuffer {
@@ -129,6 +163,123 @@ pub fn execute_in_buffer(
             Some(_) => InputBuffer::Bytes(&[]),
         })
         .collect();
-    walk::run(&plan, &srcs, out, &kernel.map);
+    cpu::execute(&plan, &srcs, out, &kernels(&map, &pair));
     Ok(())
+}
+
+/// For each row of `a` (`inputs[0]`, `[..., M, K]`), the `k` rows of `b` (`inputs[1]`,
+/// `[..., N, K]`) nearest under a pairwise sum op such as HAMMING_CDIST: their distances (ascending,
+/// ties by the lower row index) into `distances` and their row indices into `indices` (`i64`),
+/// both `[..., M, k]`. Everything is validated before a byte is written; the `M x N` distances are
+/// never held at once.
+pub fn knn(
+    op: &OpInfo,
+    call: &Call,
+    inputs: &[Input<'_>],
+    k: usize,
+    distances: (&TensorDesc, &mut [u8]),
+    indices: (&TensorDesc, &mut [u8]),
+) -> Result<()> {
+    let (dist_desc, dist_out) = distances;
+    let (idx_desc, idx_out) = indices;
+    let mut srcs = Vec::with_capacity(inputs.len());
+    let mut descs = Vec::with_capacity(inputs.len());
+    for (i, input) in inputs.iter().enumerate() {
+        match input {
+            Input::Bytes(d, b) => {
+                descs.push(*d);
+                srcs.push((i, *d, *b));
+            }
+            Input::Output => {
+                return Err(check_in_place(op, i)
+                    .err()
+                    .unwrap_or(Error::InPlaceNotAllowed {
+                        op: op.name(),
+                        tensor: op.tensor_name(i),
+                        allowed: "no input".to_owned(),
+                    }));
+            }
+        }
+    }
+    let plan = validate::validate_knn(op, call, &descs, k, dist_desc.data_type())?;
+    let shape = &plan.out_shape;
+    for (name, d, dt) in [
+        ("distances", dist_desc, dist_desc.data_type()),
+        ("indices", idx_desc, crate::DataType::I64),
+    ] {
+        d.validate(name, true)?;
+        if d.data_type() != dt {
+            return Err(Error::OutputDataType {
+                op: op.name(),
+                dtype: d.data_type(),
+                expected: format!("{dt} for the {name} of knn"),
+            });
+        }
+        if d.sizes() != &**shape {
+            return Err(Error::OutputShape {
+                op: op.name(),
+                expected: crate::ShapeText(shape.to_vec()),
+                got: crate::ShapeText(d.sizes().to_vec()),
+            });
+        }
+    }
+    let mut bufs = Vec::with_capacity(2);
+    for (i, d, b) in srcs {
+        let place = Place::Slice {
+            addr: b.as_ptr() as usize,
+            len: b.len(),
+        };
+        let (_, end) = check_place(d, OpTensor(op, i), place)?;
+        bufs.push(InputBuffer::Bytes(&b[..end as usize]));
+    }
+    for (name, d, b) in [
+        ("distances", dist_desc, &*dist_out),
+        ("indices", idx_desc, &*idx_out),
+    ] {
+        let place = Place::Slice {
+            addr: b.as_ptr() as usize,
+            len: b.len(),
+        };
+        check_place(d, name, place)?;
+    }
+    let (map, pair) = op_kernels(op, &plan)?;
+    let lists = cpu::pair::knn(
+        &plan,
+        &bufs,
+        k,
+        kernels(&map, &pair)
+            .pair
+            .ok_or_else(|| Error::NotAReduction {
+                op: op.name(),
+                what: "has no pair kernel",
+            })?,
+    );
+    write_knn(&lists, k, (dist_desc, dist_out), (idx_desc, idx_out));
+    Ok(())
+}
+
+/// Writes knn's lists (one per row of `a`, in row order) through the outputs' strides.
+pub(crate) fn write_knn(
+    lists: &[Vec<(u64, u64)>],
+    k: usize,
+    (dd, dist): (&TensorDesc, &mut [u8]),
+    (id, idx): (&TensorDesc, &mut [u8]),
+) {
+    let (ds, is) = (dd.effective_strides(), id.effective_strides());
+    let rank = dd.rank();
+    let oes = dd.data_type().size();
+    for (row, list) in lists.iter().enumerate() {
+        // The offset of element [row..., 0]: `row` runs over every dimension but the last.
+        let (mut d_at, mut i_at, mut rem) = (0, 0, row);
+        for d in (0..rank - 1).rev() {
+            let n = dd.sizes()[d];
+            d_at += (rem % n) * ds[d];
+            i_at += (rem % n) * is[d];
+            rem /= n;
+        }
+        for (j, &(dist_v, index)) in list.iter().take(k).enumerate() {
+            cpu::reduce::write_elem(dist, d_at + j * ds[rank - 1], oes, dist_v);
+            cpu::reduce::write_elem(idx, i_at + j * is[rank - 1], 8, index);
+        }
+    }
 }

@@ -2,11 +2,11 @@
 //! views and go through the same [`validate`](crate::validate) as the dynamic API; the work runs
 //! on the op's element function, which the generated methods pass in at the call's types.
 
-use crate::cpu::{PARALLEL_BYTES, simd, walk};
+use crate::cpu::{self, Kernels, PARALLEL_BYTES, simd, walk};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::level::{Level, levels::EXT};
-use crate::op::{Broadcast, Call, InputBuffer, OpInfo, Plan};
+use crate::op::{Axes, Broadcast, Call, InputBuffer, OpInfo, Plan};
 use crate::validate::{self, buffer::check_in_place};
 use crate::{Dims, Tensor, TensorDesc, TensorView, TensorViewMut};
 use std::marker::PhantomData;
@@ -25,6 +25,8 @@ use std::marker::PhantomData;
 pub struct Options<L = EXT, O = DefaultOutput> {
     level: L,
     broadcast: Option<Broadcast>,
+    axes: Option<Axes>,
+    keepdims: bool,
     output: PhantomData<fn() -> O>,
 }
 
@@ -33,6 +35,8 @@ impl<L: Clone, O> Clone for Options<L, O> {
         Options {
             level: self.level.clone(),
             broadcast: self.broadcast,
+            axes: self.axes,
+            keepdims: self.keepdims,
             output: PhantomData,
         }
     }
@@ -45,6 +49,8 @@ impl<L: Default> Default for Options<L> {
         Options {
             level: L::default(),
             broadcast: None,
+            axes: None,
+            keepdims: false,
             output: PhantomData,
         }
     }
@@ -63,6 +69,8 @@ impl<L: Level> Options<L> {
         Options {
             level,
             broadcast: None,
+            axes: None,
+            keepdims: false,
             output: PhantomData,
         }
     }
@@ -82,8 +90,23 @@ impl<L: Level, O> Options<L, O> {
         Options {
             level: self.level,
             broadcast: self.broadcast,
+            axes: self.axes,
+            keepdims: self.keepdims,
             output: PhantomData,
         }
+    }
+
+    /// For a reduction: the axes to reduce (negative ones count from the end) instead of the op's
+    /// default axes. `Options::new().axes([-1])`; for a list known only at run time, [`Axes::new`].
+    pub fn axes(mut self, axes: impl Into<Axes>) -> Self {
+        self.axes = Some(axes.into());
+        self
+    }
+
+    /// For a reduction: keep each reduced dimension as a dimension of size 1.
+    pub fn keepdims(mut self, keep: bool) -> Self {
+        self.keepdims = keep;
+        self
     }
 
     /// The level marker.
@@ -96,6 +119,8 @@ impl<L: Level, O> Options<L, O> {
         Call {
             level: L::LEVEL,
             broadcast: self.broadcast,
+            axes: self.axes,
+            keepdims: self.keepdims,
         }
     }
 }
@@ -312,4 +337,76 @@ pub fn run_in_place<T: Element, const N: usize>(
         walk::run(&plan, &srcs, b, &kernel::<T, T, N>(&f))
     });
     Ok(())
+}
+
+/// Runs a reduction or pairwise `op` on typed inputs into a new packed tensor of `O`, with kernels
+/// made from the op's element function at the call's types.
+pub fn reduce_new<T: Element, O: Element, const N: usize>(
+    op: &'static OpInfo,
+    call: &Call,
+    inputs: [TensorView<'_, T>; N],
+    kernels: &Kernels<'_>,
+) -> Result<Tensor<O>> {
+    let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
+    let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
+    let plan = validate::validate_new_output(op, call, &refs, O::DATA_TYPE)?;
+    let srcs: [InputBuffer<'_>; N] = std::array::from_fn(|k| InputBuffer::Bytes(bytes(&inputs[k])));
+    let mut out = crate::alloc::zeroed_vec(plan.count, "OutputTensor")?;
+    O::with_bytes_mut(&mut out, |b| cpu::execute(&plan, &srcs, b, kernels));
+    Ok(Tensor::from_checked(out, plan.out_shape))
+}
+
+/// Runs a reduction or pairwise `op` into an existing (possibly strided) output view; kernels as
+/// for [`reduce_new`].
+pub fn reduce_into<T: Element, O: Element, const N: usize>(
+    op: &'static OpInfo,
+    call: &Call,
+    inputs: [TensorView<'_, T>; N],
+    mut out: TensorViewMut<'_, O>,
+    kernels: &Kernels<'_>,
+) -> Result<()> {
+    let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
+    let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
+    let plan = validate::validate(op, call, &refs, &out.desc())?;
+    let srcs: [InputBuffer<'_>; N] = std::array::from_fn(|k| InputBuffer::Bytes(bytes(&inputs[k])));
+    O::with_bytes_mut(out.data_mut(), |b| cpu::execute(&plan, &srcs, b, kernels));
+    Ok(())
+}
+
+/// For each row of `a`, the `k` nearest rows of `b` under a pairwise sum op: distances of `D` and
+/// row indices, both `[..., M, k]`, ascending by distance, ties by the lower index.
+pub fn knn_new<T: Element, D: Element>(
+    op: &'static OpInfo,
+    call: &Call,
+    a: TensorView<'_, T>,
+    b: TensorView<'_, T>,
+    k: usize,
+    kernels: &Kernels<'_>,
+) -> Result<(Tensor<D>, Tensor<i64>)> {
+    let descs = [a.desc(), b.desc()];
+    let plan = validate::validate_knn(op, call, &[&descs[0], &descs[1]], k, D::DATA_TYPE)?;
+    let srcs = [InputBuffer::Bytes(bytes(&a)), InputBuffer::Bytes(bytes(&b))];
+    let Some(pair) = kernels.pair else {
+        return Err(Error::NotAReduction {
+            op: op.name(),
+            what: "has no pair kernel",
+        });
+    };
+    let lists = cpu::pair::knn(&plan, &srcs, k, pair);
+    let mut dist = crate::alloc::zeroed_vec::<D>(plan.count, "distances")?;
+    let mut idx = crate::alloc::zeroed_vec::<i64>(plan.count, "indices")?;
+    let dd = TensorDesc::from_parts(D::DATA_TYPE, plan.out_shape, None);
+    let id = TensorDesc::from_parts(crate::DataType::I64, plan.out_shape, None);
+    D::with_bytes_mut(&mut dist, |db| {
+        super::dynamic::write_knn(
+            &lists,
+            k,
+            (&dd, db),
+            (&id, bytemuck::cast_slice_mut(&mut idx)),
+        )
+    });
+    Ok((
+        Tensor::from_checked(dist, plan.out_shape),
+        Tensor::from_checked(idx, plan.out_shape),
+    ))
 }

@@ -7,11 +7,16 @@
 //! The public items are the executor's tuning constants.
 
 mod kernel;
+pub(crate) mod pair;
+pub(crate) mod reduce;
 pub(crate) mod simd;
 pub(crate) mod walk;
 
 use crate::element::Word;
 use bytemuck::Pod;
+
+#[doc(hidden)]
+pub use pair::pair;
 
 /// Output size from which a call is spread over the thread pool.
 pub const PARALLEL_BYTES: usize = 1 << 20;
@@ -72,4 +77,29 @@ fn map_copied<W: Word, O: Pod, const N: usize>(
     let mut o: Vec<O> = bytemuck::pod_collect_to_vec(&out[..n * size_of::<O>()]);
     simd::compute(&lanes, &mut o, &f);
     out[..n * size_of::<O>()].copy_from_slice(bytemuck::cast_slice(&o));
+}
+
+/// The kernels a call runs, from an op's tables (dynamic and compiled calls) or from its element
+/// function at the call's types (typed calls).
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct Kernels<'k> {
+    /// Element-wise results over contiguous runs (for a reduction, its intermediate results).
+    pub map: walk::Kernel<'k>,
+    /// For a pairwise op: its tile kernel, and whether it is wide.
+    pub pair: Option<pair::PairRef<'k>>,
+}
+
+/// Runs a validated plan of any kind: element-wise, reduction or pairwise.
+pub(crate) fn execute(
+    plan: &crate::Plan,
+    inputs: &[crate::InputBuffer<'_>],
+    out: &mut [u8],
+    k: &Kernels<'_>,
+) {
+    match (plan.reduce, k.pair) {
+        (None, _) => walk::run(plan, inputs, out, k.map),
+        (Some(_), Some(p)) if plan.pairwise => pair::run(plan, inputs, out, p),
+        (Some(_), _) => reduce::run(plan, inputs, out, k.map),
+    }
 }

@@ -12,6 +12,7 @@
 )]
 
 use crate::element::Word;
+use crate::op::PairTask;
 use bytemuck::Pod;
 
 /// The executor's hot loop ([`compute`](super::kernel::compute)), in the best version this CPU runs.
@@ -128,6 +129,81 @@ fn compute_new_avx512<W: Word, O: Pod, const N: usize>(
     f: &impl Fn([W; N]) -> O,
 ) -> Vec<O> {
     super::kernel::compute_new(lanes, n, f)
+}
+
+/// The wide pair tile ([`pair_wide_body`](super::pair::pair_wide_body)) in the best version this
+/// CPU runs: with AVX-512 VPOPCNTDQ, eight 64-bit counts per instruction.
+#[inline]
+pub(crate) fn pair_wide<W: Word>(
+    task: &PairTask<'_>,
+    packed: &[u64],
+    out: &mut [u64],
+    elem: &impl Fn([W; 2]) -> u64,
+    wide: &impl Fn([u64; 2]) -> u64,
+) {
+    #[cfg(target_arch = "x86_64")]
+    match isa() {
+        // SAFETY: the features `pair_wide_avx512` is compiled for were detected on this CPU.
+        Isa::Avx512 => return unsafe { pair_wide_avx512(task, packed, out, elem, wide) },
+        // SAFETY: AVX2 was detected on this CPU.
+        Isa::Avx2 => return unsafe { pair_wide_avx2(task, packed, out, elem, wide) },
+        Isa::Baseline => {}
+    }
+    super::pair::pair_wide_body(task, packed, out, elem, wide)
+}
+
+/// The element-by-element pair tile in the best version this CPU runs.
+#[inline]
+pub(crate) fn pair_elems<W: Word>(
+    task: &PairTask<'_>,
+    out: &mut [u64],
+    elem: &impl Fn([W; 2]) -> u64,
+) {
+    #[cfg(target_arch = "x86_64")]
+    match isa() {
+        // SAFETY: the features `pair_elems_avx512` is compiled for were detected on this CPU.
+        Isa::Avx512 => return unsafe { pair_elems_avx512(task, out, elem) },
+        // SAFETY: AVX2 was detected on this CPU.
+        Isa::Avx2 => return unsafe { pair_elems_avx2(task, out, elem) },
+        Isa::Baseline => {}
+    }
+    super::pair::pair_elems_body(task, out, elem)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+fn pair_wide_avx2<W: Word>(
+    task: &PairTask<'_>,
+    packed: &[u64],
+    out: &mut [u64],
+    elem: &impl Fn([W; 2]) -> u64,
+    wide: &impl Fn([u64; 2]) -> u64,
+) {
+    super::pair::pair_wide_body(task, packed, out, elem, wide)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
+fn pair_wide_avx512<W: Word>(
+    task: &PairTask<'_>,
+    packed: &[u64],
+    out: &mut [u64],
+    elem: &impl Fn([W; 2]) -> u64,
+    wide: &impl Fn([u64; 2]) -> u64,
+) {
+    super::pair::pair_wide_body(task, packed, out, elem, wide)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+fn pair_elems_avx2<W: Word>(task: &PairTask<'_>, out: &mut [u64], elem: &impl Fn([W; 2]) -> u64) {
+    super::pair::pair_elems_body(task, out, elem)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
+fn pair_elems_avx512<W: Word>(task: &PairTask<'_>, out: &mut [u64], elem: &impl Fn([W; 2]) -> u64) {
+    super::pair::pair_elems_body(task, out, elem)
 }
 
 /// Copies `src` into `dst` (same length) with streaming stores where the platform has them.

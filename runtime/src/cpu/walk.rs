@@ -18,11 +18,12 @@ use rayon::prelude::*;
 
 /// A kernel over contiguous runs: each input slice holds `n` elements and the output slice `n`
 /// elements, all aligned for their element type.
-pub(crate) type Kernel<'k> = &'k (dyn Fn(&[&[u8]], &mut [u8]) + Sync);
+#[doc(hidden)]
+pub type Kernel<'k> = &'k (dyn Fn(&[&[u8]], &mut [u8]) + Sync);
 
 /// Bytes of the widest tensor per run handed to the kernel: the scratch buffers of a run stay in
 /// L1, and each call of the kernel has enough work to hide its cost.
-const CHUNK_BYTES: usize = 8192;
+pub(crate) const CHUNK_BYTES: usize = 8192;
 
 /// Element sizes and which buffers can be used in place (aligned for their element type).
 #[derive(Clone, Copy)]
@@ -128,7 +129,7 @@ struct Scratch {
     out: Vec<u64>,
 }
 
-fn scratch_bytes(v: &mut Vec<u64>, bytes: usize) -> &mut [u8] {
+pub(crate) fn scratch_bytes(v: &mut Vec<u64>, bytes: usize) -> &mut [u8] {
     let words = bytes.div_ceil(8);
     if v.len() < words {
         v.resize(words, 0);
@@ -286,7 +287,7 @@ fn row(
 
 /// Copies `dst.len() / es` elements of `es` bytes from `src`, the first at element `first`, then
 /// every `stride` elements (0 repeats one element).
-fn gather(dst: &mut [u8], src: &[u8], first: usize, stride: usize, es: usize) {
+pub(crate) fn gather(dst: &mut [u8], src: &[u8], first: usize, stride: usize, es: usize) {
     match es {
         1 => gather_as::<u8>(dst, src, first, stride),
         2 => gather_as::<u16>(dst, src, first, stride),

@@ -5,7 +5,7 @@
 mod split;
 mod tensor;
 
-pub use tensor::{GpuTensor, Target, run_on};
+pub use tensor::{GpuTensor, Target, knn_on, reduce_on, run_on};
 
 use crate::error::{Error, Result};
 use crate::op::{Call, GpuKernel, OpInfo, Plan};

@@ -203,3 +203,63 @@ pub fn run_on<T: Element, O: Element, const N: usize>(
         }
     }
 }
+
+/// Runs a reduction or pairwise `op` on host tensors on `target`; what generated `run_on` methods
+/// of such ops call. `kernels` as for the CPU's `reduce_new`.
+pub fn reduce_on<T: Element, O: Element, const N: usize>(
+    target: &Target<'_>,
+    op: &'static OpInfo,
+    call: &Call,
+    inputs: [TensorView<'_, T>; N],
+    kernels: &crate::cpu::Kernels<'_>,
+) -> Result<Tensor<O>> {
+    match target {
+        Target::Cpu => crate::api::typed::reduce_new(op, call, inputs, kernels),
+        Target::Gpu(g) => {
+            let up: Vec<GpuTensor<T>> =
+                inputs.iter().map(|v| g.upload(*v)).collect::<Result<_>>()?;
+            let refs: [&GpuTensor<T>; N] = std::array::from_fn(|k| &up[k]);
+            g.download(&g.run_new::<T, O, N>(op, call, refs)?)
+        }
+    }
+}
+
+/// knn of a pairwise sum `op` on host tensors on `target`; what generated `knn_on` methods call.
+pub fn knn_on<T: Element, D: Element>(
+    target: &Target<'_>,
+    op: &'static OpInfo,
+    call: &Call,
+    a: TensorView<'_, T>,
+    b: TensorView<'_, T>,
+    k: usize,
+    kernels: &crate::cpu::Kernels<'_>,
+) -> Result<(Tensor<D>, Tensor<i64>)> {
+    match target {
+        Target::Cpu => crate::api::typed::knn_new(op, call, a, b, k, kernels),
+        Target::Gpu(g) => {
+            let (ga, gb) = (g.upload(a)?, g.upload(b)?);
+            let (d, i) = g.knn_new::<T, D>(op, call, &ga, &gb, k)?;
+            Ok((g.download(&d)?, g.download(&i)?))
+        }
+    }
+}
+
+impl GpuExecutor {
+    /// knn of a pairwise sum `op` on device tensors: distances of `D` and row indices (`i64`),
+    /// both `[..., M, k]`, as device tensors.
+    pub fn knn_new<T: Element, D: Element>(
+        &self,
+        op: &'static OpInfo,
+        call: &Call,
+        a: &GpuTensor<T>,
+        b: &GpuTensor<T>,
+        k: usize,
+    ) -> Result<(GpuTensor<D>, GpuTensor<i64>)> {
+        let (ra, rb) = (a.region(), b.region());
+        let plan = validate::validate_knn(op, call, &[&ra.desc, &rb.desc], k, D::DATA_TYPE)?;
+        let _ = plan;
+        Err(Error::GpuUnsupported {
+            what: "knn on the GPU".to_owned(),
+        })
+    }
+}

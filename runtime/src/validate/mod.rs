@@ -5,6 +5,7 @@
 pub(crate) mod broadcast;
 pub(crate) mod buffer;
 pub(crate) mod desc;
+pub(crate) mod reduce;
 
 use crate::error::{Error, Result, ShapeText};
 use crate::op::{Broadcast, Call, OpInfo, Plan};
@@ -51,6 +52,9 @@ pub fn validate(
     inputs: &[&TensorDesc],
     output: &TensorDesc,
 ) -> Result<Plan> {
+    if op.reduce().is_some() {
+        return reduce::plan(op, call, inputs, output.data_type(), Some(output));
+    }
     let mut plan = Plan::EMPTY;
     plan_inputs(op, call, inputs, output.data_type(), &mut plan)?;
     let name = "OutputTensor";
@@ -64,6 +68,22 @@ pub fn validate(
         });
     }
     finish_plan(&mut plan, inputs, output.strides().and_then(Dims::new));
+    Ok(plan)
+}
+
+/// Validates a knn call of a pairwise sum op: for each row of `inputs[0]`, the `k` nearest rows of
+/// `inputs[1]`. The plan's output shape is that of both outputs, `[..., M, k]`: the distances (of
+/// `out_dtype`, one of the op's output types) and their row indices (`i64`).
+pub fn validate_knn(
+    op: &OpInfo,
+    call: &Call,
+    inputs: &[&TensorDesc],
+    k: usize,
+    out_dtype: DataType,
+) -> Result<Plan> {
+    let (mut plan, shape) = reduce::knn(op, call, inputs, k, out_dtype)?;
+    plan.out_shape = shape;
+    plan.count = shape.product().unwrap_or(0);
     Ok(plan)
 }
 
@@ -87,6 +107,10 @@ pub(crate) fn validate_new_output_into(
     out_dtype: DataType,
     plan: &mut Plan,
 ) -> Result<()> {
+    if op.reduce().is_some() {
+        *plan = reduce::plan(op, call, inputs, out_dtype, None)?;
+        return Ok(());
+    }
     plan_inputs(op, call, inputs, out_dtype, plan)?;
     check_rank(op, "OutputTensor", plan.out_shape.len())?;
     // With no size 0 the element count bounds every stride; otherwise check the strides.
@@ -220,6 +244,18 @@ fn check_broadcast(op: &OpInfo, call: &Call, n: usize) -> Result<Broadcast> {
     Ok(broadcast)
 }
 
+/// An element-wise op reduces nothing: axes or keepdims given to it are a mistake to report.
+#[inline]
+fn check_not_reducing(op: &OpInfo, call: &Call) -> Result<()> {
+    if call.axes.is_some() || call.keepdims {
+        return Err(Error::NotAReduction {
+            op: op.name(),
+            what: "is element-wise: axes and keepdims apply only to reductions",
+        });
+    }
+    Ok(())
+}
+
 fn plan_inputs(
     op: &OpInfo,
     call: &Call,
@@ -227,6 +263,42 @@ fn plan_inputs(
     out_dtype: DataType,
     plan: &mut Plan,
 ) -> Result<()> {
+    let dtype = check_inputs(op, call, inputs, out_dtype)?;
+    check_not_reducing(op, call)?;
+    let broadcast = check_broadcast(op, call, inputs.len())?;
+    let out_shape = broadcast_shape(op, broadcast, inputs)?;
+    let count = out_shape.product().ok_or_else(|| Error::SizeOverflow {
+        tensor: "OutputTensor".to_owned(),
+        sizes: ShapeText(out_shape.to_vec()),
+    })?;
+    plan.in_dtype = dtype;
+    plan.out_dtype = out_dtype;
+    plan.out_shape = out_shape;
+    plan.count = count;
+    plan.broadcast = broadcast;
+    Ok(())
+}
+
+/// The shape the inputs broadcast to under `broadcast`.
+fn broadcast_shape(op: &OpInfo, broadcast: Broadcast, inputs: &[&TensorDesc]) -> Result<Dims> {
+    // Equal shapes broadcast to themselves in every mode (pdpd from its default axis).
+    let equal = inputs.iter().all(|d| d.sizes() == inputs[0].sizes());
+    if equal && !matches!(broadcast, Broadcast::Pdpd { axis } if axis != -1) {
+        Ok(inputs[0].dims())
+    } else {
+        broadcast_shapes(op, broadcast, inputs)
+    }
+}
+
+/// The checks of every input on its own and of the data types: the arity, each description, the
+/// first input's type at the level (and the output type for it), the other inputs' types, each
+/// input's rank. Returns the input type.
+fn check_inputs(
+    op: &OpInfo,
+    call: &Call,
+    inputs: &[&TensorDesc],
+    out_dtype: DataType,
+) -> Result<DataType> {
     check_arity(op, inputs.len())?;
     for (i, d) in inputs.iter().enumerate() {
         d.validate_as(OpTensor(op, i), false)?;
@@ -234,7 +306,7 @@ fn plan_inputs(
     let dtype = inputs[0].data_type();
     let level = call.level;
     if op.types_at(level).is_empty() || !op.types_at(level).contains(&dtype) {
-        return check_types(op, level, dtype, out_dtype);
+        check_types(op, level, dtype, out_dtype)?;
     }
     for (i, d) in inputs.iter().enumerate().skip(1) {
         if d.data_type() != dtype {
@@ -251,24 +323,7 @@ fn plan_inputs(
     for (i, d) in inputs.iter().enumerate() {
         check_rank(op, OpTensor(op, i), d.rank())?;
     }
-    let broadcast = check_broadcast(op, call, inputs.len())?;
-    // Equal shapes broadcast to themselves in every mode (pdpd from its default axis).
-    let equal = inputs.iter().all(|d| d.sizes() == inputs[0].sizes());
-    let out_shape = if equal && !matches!(broadcast, Broadcast::Pdpd { axis } if axis != -1) {
-        inputs[0].dims()
-    } else {
-        broadcast_shapes(op, broadcast, inputs)?
-    };
-    let count = out_shape.product().ok_or_else(|| Error::SizeOverflow {
-        tensor: "OutputTensor".to_owned(),
-        sizes: ShapeText(out_shape.to_vec()),
-    })?;
-    plan.in_dtype = dtype;
-    plan.out_dtype = out_dtype;
-    plan.out_shape = out_shape;
-    plan.count = count;
-    plan.broadcast = broadcast;
-    Ok(())
+    Ok(dtype)
 }
 
 /// The typed API's shortcut for `n` packed inputs of one type and one shape, with a packed output of
@@ -293,6 +348,7 @@ pub(crate) fn check_same_shape(
         check_types(op, call.level, dtype, out_dtype).is_ok(),
         "a typed call with types its bounds should have rejected"
     );
+    check_not_reducing(op, call)?;
     // Ranks are bounded per op, not per tensor: the first input answers for all of them.
     check_rank(op, OpTensor(op, 0), shape.len())?;
     let broadcast = check_broadcast(op, call, n)?;

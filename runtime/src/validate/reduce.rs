@@ -1,0 +1,386 @@
+//! Validation of reductions, pairwise ops and knn: the axes, the output shape, the overflow rule of
+//! sums, and the iteration space (kept dimensions first, then reduced ones) the executors walk.
+
+use super::broadcast::{aligned_strides, collapse};
+use super::desc::TensorDesc;
+use super::{broadcast_shape, check_broadcast, check_inputs};
+use crate::error::{Error, Result, ShapeText};
+use crate::op::{Call, OpInfo, Plan, ReduceOp};
+use crate::{DataType, Dims, MAX_INPUTS, MAX_RANK};
+
+/// The plan of a call of a reduction or pairwise op, with `output` checked when the caller gives
+/// one (else the output is packed, of `out_dtype`).
+pub(crate) fn plan(
+    op: &OpInfo,
+    call: &Call,
+    inputs: &[&TensorDesc],
+    out_dtype: DataType,
+    output: Option<&TensorDesc>,
+) -> Result<Plan> {
+    let reduce = op.reduce().unwrap_or(ReduceOp::Sum);
+    if op.is_pairwise() {
+        return pairwise(op, reduce, call, inputs, out_dtype, output);
+    }
+    let dtype = check_inputs(op, call, inputs, out_dtype)?;
+    let broadcast = check_broadcast(op, call, inputs.len())?;
+    let shape = broadcast_shape(op, broadcast, inputs)?;
+    let rank = shape.len();
+    let reduced_dims = resolve_axes(op, call, rank)?;
+    let mut reduced = 1usize;
+    for d in 0..rank {
+        if reduced_dims[d] {
+            reduced = reduced
+                .checked_mul(shape[d])
+                .ok_or_else(|| overflow(&shape))?;
+        }
+    }
+    check_sum(op, reduce, dtype, out_dtype, reduced)?;
+    // The output: the kept dimensions, and with keepdims a 1 for each reduced one.
+    let mut out_shape = Dims::EMPTY;
+    for d in 0..rank {
+        if !reduced_dims[d] {
+            out_shape.push(shape[d]);
+        } else if call.keepdims {
+            out_shape.push(1);
+        }
+    }
+    let count = out_shape.product().ok_or_else(|| overflow(&out_shape))?;
+    let out_strides = check_output(op, output, &out_shape)?;
+    // Each output dimension's stride, placed on the broadcast shape's dimensions.
+    let mut o_on_shape = Dims::filled(rank, 0);
+    let mut k = 0;
+    for d in 0..rank {
+        if !reduced_dims[d] {
+            o_on_shape[d] = out_strides[k];
+            k += 1;
+        } else if call.keepdims {
+            k += 1;
+        }
+    }
+    let aligned = aligned_strides(broadcast, &shape, inputs);
+    let n = inputs.len();
+    let pick = |keep: bool| -> (Dims, Dims, [Dims; MAX_INPUTS]) {
+        let mut sizes = Dims::EMPTY;
+        let mut os = Dims::EMPTY;
+        let mut ins = [Dims::EMPTY; MAX_INPUTS];
+        for d in (0..rank).filter(|&d| reduced_dims[d] != keep) {
+            sizes.push(shape[d]);
+            os.push(o_on_shape[d]);
+            for (dst, src) in ins.iter_mut().zip(&aligned).take(n) {
+                dst.push(src[d]);
+            }
+        }
+        (sizes, os, ins)
+    };
+    let (ks, kos, kins) = pick(true);
+    let (rs, ros, rins) = pick(false);
+    let (ks, kos, kins) = collapse(&ks, &kos, &kins[..n]);
+    let (rs, _, rins) = collapse(&rs, &ros, &rins[..n]);
+    let mut plan = Plan::EMPTY;
+    plan.in_dtype = dtype;
+    plan.out_dtype = out_dtype;
+    plan.out_shape = out_shape;
+    plan.count = count;
+    plan.broadcast = broadcast;
+    plan.reduce = Some(reduce);
+    plan.kept = ks.len();
+    plan.reduced = reduced;
+    join(&mut plan, (&ks, &kos, &kins), (&rs, &rins), n);
+    Ok(plan)
+}
+
+/// `plan.iter` and the strides: the kept dimensions, then the reduced ones (output stride 0).
+fn join(
+    plan: &mut Plan,
+    (ks, kos, kins): (&Dims, &Dims, &[Dims; MAX_INPUTS]),
+    (rs, rins): (&Dims, &[Dims; MAX_INPUTS]),
+    n: usize,
+) {
+    plan.iter = *ks;
+    plan.out_strides = *kos;
+    for (k, dst) in plan.in_strides.iter_mut().enumerate().take(n) {
+        *dst = kins[k];
+    }
+    for d in 0..rs.len() {
+        plan.iter.push(rs[d]);
+        plan.out_strides.push(0);
+        for (k, dst) in plan.in_strides.iter_mut().enumerate().take(n) {
+            dst.push(rins[k][d]);
+        }
+    }
+}
+
+fn overflow(shape: &[usize]) -> Error {
+    Error::SizeOverflow {
+        tensor: "OutputTensor".to_owned(),
+        sizes: ShapeText(shape.to_vec()),
+    }
+}
+
+/// The output description against the shape a reduction gives, or packed strides for a new one.
+fn check_output(op: &OpInfo, output: Option<&TensorDesc>, shape: &Dims) -> Result<Dims> {
+    match output {
+        Some(o) => {
+            o.validate("OutputTensor", true)?;
+            if o.sizes() != &**shape {
+                return Err(Error::OutputShape {
+                    op: op.name(),
+                    expected: ShapeText(shape.to_vec()),
+                    got: ShapeText(o.sizes().to_vec()),
+                });
+            }
+            Ok(o.effective_strides())
+        }
+        None => shape.packed_strides().ok_or_else(|| overflow(shape)),
+    }
+}
+
+/// The dimensions a call reduces, as a mask over the broadcast shape's `rank` dimensions: the call's
+/// axes, else the op's default axes, else all. Negative axes count from the end; an axis out of
+/// range or named twice is an error.
+fn resolve_axes(op: &OpInfo, call: &Call, rank: usize) -> Result<[bool; MAX_RANK]> {
+    let mut mask = [false; MAX_RANK];
+    let mut first = [0i64; MAX_RANK];
+    let given = call
+        .axes
+        .as_ref()
+        .map(|a| a.as_slice())
+        .or(op.default_axes());
+    let Some(axes) = given else {
+        mask[..rank].fill(true);
+        return Ok(mask);
+    };
+    for &axis in axes {
+        let dim = if axis < 0 { axis + rank as i64 } else { axis };
+        if dim < 0 || dim >= rank as i64 {
+            return Err(Error::AxisOutOfRange {
+                op: op.name(),
+                axis,
+                rank,
+                last: rank as i64 - 1,
+            });
+        }
+        let dim = dim as usize;
+        if mask[dim] {
+            return Err(Error::RepeatedAxis {
+                op: op.name(),
+                first: first[dim],
+                second: axis,
+                dim,
+            });
+        }
+        mask[dim] = true;
+        first[dim] = axis;
+    }
+    Ok(mask)
+}
+
+/// A sum may not wrap: its worst case, `count` elements each with every bit set, must fit the
+/// output type. The error names the smallest of the op's output types that fits.
+pub(crate) fn check_sum(
+    op: &OpInfo,
+    reduce: ReduceOp,
+    dtype: DataType,
+    out_dtype: DataType,
+    count: usize,
+) -> Result<()> {
+    if reduce != ReduceOp::Sum {
+        return Ok(());
+    }
+    let bits = dtype.bits();
+    let reach = count as u128 * u128::from(bits);
+    let max = |t: DataType| -> u128 {
+        if t.is_signed() {
+            (t.max_bits_value() >> 1) as u128
+        } else {
+            t.max_bits_value() as u128
+        }
+    };
+    if reach <= max(out_dtype) {
+        return Ok(());
+    }
+    let mut outs: Vec<DataType> = op.output_types().unwrap_or(&[]).to_vec();
+    outs.sort_by_key(|&t| max(t));
+    let fits = match outs.iter().find(|&&t| reach <= max(t)) {
+        Some(t) => format!("the smallest output type that fits is {t}"),
+        None => {
+            let names: Vec<&str> = outs.iter().map(|t| t.name()).collect();
+            format!(
+                "none of the op's output types ({}) fits: reduce fewer elements",
+                names.join(", ")
+            )
+        }
+    };
+    Err(Error::SumOverflow {
+        op: op.name(),
+        count,
+        bits,
+        output: out_dtype,
+        fits,
+    })
+}
+
+/// A pairwise call: `a [..., M, K]` and `b [..., N, K]` give `[..., M, N]`, the leading dimensions
+/// broadcast numpy-style. The plan's iteration space is `[batch..., M, N, K]`.
+fn pairwise(
+    op: &OpInfo,
+    reduce: ReduceOp,
+    call: &Call,
+    inputs: &[&TensorDesc],
+    out_dtype: DataType,
+    output: Option<&TensorDesc>,
+) -> Result<Plan> {
+    let dtype = check_inputs(op, call, inputs, out_dtype)?;
+    let (a, b) = (inputs[0], inputs[1]);
+    let (batch, m, n, k) = pairwise_shapes(op, call, a, b)?;
+    check_sum(op, reduce, dtype, out_dtype, k)?;
+    let mut out_shape = batch;
+    out_shape.push(m);
+    out_shape.push(n);
+    let count = out_shape.product().ok_or_else(|| overflow(&out_shape))?;
+    let os = check_output(op, output, &out_shape)?;
+    let nb = batch.len();
+    let (sa, sb) = (a.effective_strides(), b.effective_strides());
+    // The batch dimensions: each input's own strides right-aligned, 0 where it is broadcast.
+    let batch_strides = |d: &TensorDesc, s: &Dims| {
+        let own = d.rank() - 2;
+        let mut out = Dims::filled(nb, 0);
+        for j in 0..own {
+            if d.sizes()[j] != 1 {
+                out[nb - own + j] = s[j];
+            }
+        }
+        out
+    };
+    let ins = [batch_strides(a, &sa), batch_strides(b, &sb)];
+    let bos = Dims::new(&os[..nb]).unwrap_or_default();
+    let (bs, bos, bins) = collapse(&batch, &bos, &ins);
+    let mut plan = Plan::EMPTY;
+    plan.in_dtype = dtype;
+    plan.out_dtype = out_dtype;
+    plan.out_shape = out_shape;
+    plan.count = count;
+    plan.reduce = Some(reduce);
+    plan.reduced = k;
+    plan.pairwise = true;
+    plan.iter = bs;
+    plan.out_strides = bos;
+    plan.in_strides[0] = bins[0];
+    plan.in_strides[1] = bins[1];
+    let (ra, rb) = (a.rank(), b.rank());
+    for (size, o, ia, ib) in [
+        (m, os[nb], sa[ra - 2], 0),
+        (n, os[nb + 1], 0, sb[rb - 2]),
+        (k, 0, sa[ra - 1], sb[rb - 1]),
+    ] {
+        plan.iter.push(size);
+        plan.out_strides.push(o);
+        plan.in_strides[0].push(ia);
+        plan.in_strides[1].push(ib);
+    }
+    plan.kept = plan.iter.len() - 1;
+    Ok(plan)
+}
+
+/// The batch shape, M, N and K of a pairwise call, with the errors of its shapes.
+fn pairwise_shapes(
+    op: &OpInfo,
+    call: &Call,
+    a: &TensorDesc,
+    b: &TensorDesc,
+) -> Result<(Dims, usize, usize, usize)> {
+    if call.axes.is_some() || call.keepdims {
+        return Err(Error::NotAReduction {
+            op: op.name(),
+            what: "is pairwise: it reduces the last dimension of both inputs, and takes no axes or keepdims",
+        });
+    }
+    if let Some(mode) = call.broadcast.filter(|b| *b != crate::Broadcast::Numpy) {
+        return Err(Error::BroadcastNotSupported {
+            op: op.name(),
+            mode: mode.mode(),
+            accepted: "numpy (of the dimensions before the last two)".to_owned(),
+        });
+    }
+    let mismatch = |detail: String| Error::ShapeMismatch {
+        op: op.name(),
+        mode: crate::BroadcastMode::Numpy,
+        tensor: op.tensor_name(1),
+        shape: ShapeText(b.sizes().to_vec()),
+        target: format!(
+            "{} shape {}",
+            op.tensor_name(0),
+            ShapeText(a.sizes().to_vec())
+        ),
+        detail,
+    };
+    for (i, d) in [a, b].into_iter().enumerate() {
+        if d.rank() < 2 {
+            return Err(Error::RankNotSupported {
+                op: op.name(),
+                tensor: op.tensor_name(i),
+                rank: d.rank(),
+                min: 2,
+                max: op.max_rank(),
+            });
+        }
+    }
+    let (ra, rb) = (a.rank(), b.rank());
+    let (ka, kb) = (a.sizes()[ra - 1], b.sizes()[rb - 1]);
+    if ka != kb {
+        return Err(mismatch(format!(
+            "in its last dimension (K: {kb} vs {ka}; pairwise ops compare rows of equal length)"
+        )));
+    }
+    let (ba, bb) = (&a.sizes()[..ra - 2], &b.sizes()[..rb - 2]);
+    let rank = ba.len().max(bb.len());
+    let mut batch = Dims::filled(rank, 1);
+    for (j, slot) in batch.iter_mut().enumerate() {
+        let get = |s: &[usize]| (j + s.len()).checked_sub(rank).map_or(1, |i| s[i]);
+        let (x, y) = (get(ba), get(bb));
+        *slot = match (x, y) {
+            _ if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => {
+                return Err(mismatch(format!(
+                    "in the leading dimensions {} vs {} (dimension {j}: {y} vs {x}; they broadcast numpy-style)",
+                    ShapeText(bb.to_vec()),
+                    ShapeText(ba.to_vec())
+                )));
+            }
+        };
+    }
+    Ok((batch, a.sizes()[ra - 2], b.sizes()[rb - 2], ka))
+}
+
+/// The shapes of a knn call: the pairwise plan for the distances, and `[batch..., M, k]` for the
+/// outputs.
+pub(crate) fn knn(
+    op: &OpInfo,
+    call: &Call,
+    inputs: &[&TensorDesc],
+    k: usize,
+    out_dtype: DataType,
+) -> Result<(Plan, Dims)> {
+    if !op.is_pairwise() || op.reduce() != Some(ReduceOp::Sum) {
+        return Err(Error::NotAReduction {
+            op: op.name(),
+            what: "is not a pairwise sum: knn needs distances, such as HAMMING_CDIST's",
+        });
+    }
+    let plan = plan(op, call, inputs, out_dtype, None)?;
+    let nd = plan.out_shape.len();
+    let rows = plan.out_shape[nd - 1];
+    if k > rows {
+        return Err(Error::KTooLarge {
+            op: op.name(),
+            k,
+            rows,
+        });
+    }
+    let mut shape = plan.out_shape;
+    shape[nd - 1] = k;
+    shape.product().ok_or_else(|| overflow(&shape))?;
+    Ok((plan, shape))
+}
