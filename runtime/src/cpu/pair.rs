@@ -113,10 +113,14 @@ pub(crate) fn pair_elems_body<W: Word>(
 ) {
     let es = task.elem_size;
     let row_bytes = task.k * es;
+    // Rows of no element (K = 0) may lie past the end of empty buffers.
+    fn row(buf: &[u8], at: usize, len: usize) -> &[u8] {
+        if len == 0 { &[] } else { &buf[at..at + len] }
+    }
     for i in 0..task.a_rows {
-        let ar = &task.a[i * task.a_stride..i * task.a_stride + row_bytes];
+        let ar = row(task.a, i * task.a_stride, row_bytes);
         for j in 0..task.b_rows {
-            let br = &task.b[j * task.b_stride..j * task.b_stride + row_bytes];
+            let br = row(task.b, j * task.b_stride, row_bytes);
             let mut acc = task.identity;
             match task.op {
                 ReduceOp::Sum => {
