@@ -79,11 +79,18 @@ fn every_shader_validates_with_naga() {
 }
 
 #[test]
-fn every_type_has_a_contiguous_and_a_strided_kernel() {
+fn every_type_has_a_kernel_for_each_layout_it_needs() {
     for op in all_ops() {
+        // Element-wise ops: contiguous and strided; reductions: one; pairwise sums: tiles and knn.
+        let layouts = match (op.reduce(), op.is_pairwise()) {
+            (None, _) => vec![Layout::Contiguous, Layout::Strided],
+            (Some(_), false) => vec![Layout::Reduce],
+            (Some(tensorbits::ReduceOp::Sum), true) => vec![Layout::Pairwise, Layout::Knn],
+            (Some(_), true) => vec![Layout::Pairwise],
+        };
         for &t in op.all_types() {
             for o in op.output_types().map_or(vec![t], |o| o.to_vec()) {
-                for layout in [Layout::Contiguous, Layout::Strided] {
+                for &layout in &layouts {
                     assert!(
                         op.gpu_kernels()
                             .iter()

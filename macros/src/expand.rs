@@ -8,7 +8,7 @@ use crate::{ast, docs, fallback, valid};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Fields, Ident, ItemStruct};
-use tensorbits_core::wgsl::{KernelKind, Layout, WordClass, shader};
+use tensorbits_core::wgsl::{KernelKind, Layout, WordClass, reduce_shader, shader};
 use tensorbits_core::{BroadcastMode, DataType, FeatureLevel, ReduceOp};
 
 /// Names of the generated methods' parameters beside the inputs; an input may not take one.
@@ -939,7 +939,13 @@ fn gpu_kernels(m: &Model) -> TokenStream {
                 out_bits: o.bits(),
                 count,
             };
-            for layout in Layout::ALL {
+            let layouts: Vec<Layout> = match (m.reduce, m.pairwise) {
+                (None, _) => Layout::ALL.to_vec(),
+                (Some(_), false) => vec![Layout::Reduce],
+                (Some(tensorbits_core::ReduceOp::Sum), true) => vec![Layout::Pairwise, Layout::Knn],
+                (Some(_), true) => vec![Layout::Pairwise],
+            };
+            for layout in layouts {
                 if layout == Layout::Words && !m.compute.is_width_agnostic() {
                     continue;
                 }
@@ -948,7 +954,11 @@ fn gpu_kernels(m: &Model) -> TokenStream {
                     Layout::Words => WordClass::Word,
                     _ => class,
                 };
-                let src = shader(layout, kind, n, &m.compute.wgsl_eval(eval_class, n));
+                let eval = m.compute.wgsl_eval(eval_class, n);
+                let src = match m.reduce {
+                    Some(r) => reduce_shader(layout, r, kind, n, &eval),
+                    None => shader(layout, kind, n, &eval),
+                };
                 let idx = match sources.iter().position(|s| *s == src) {
                     Some(i) => i,
                     None => {

@@ -5,6 +5,7 @@
 
 pub mod cases;
 pub mod gpu;
+pub mod reduce;
 
 use tensorbits::DataType;
 

@@ -202,27 +202,7 @@ pub fn knn(
         }
     }
     let plan = validate::validate_knn(op, call, &descs, k, dist_desc.data_type())?;
-    let shape = &plan.out_shape;
-    for (name, d, dt) in [
-        ("distances", dist_desc, dist_desc.data_type()),
-        ("indices", idx_desc, crate::DataType::I64),
-    ] {
-        d.validate(name, true)?;
-        if d.data_type() != dt {
-            return Err(Error::OutputDataType {
-                op: op.name(),
-                dtype: d.data_type(),
-                expected: format!("{dt} for the {name} of knn"),
-            });
-        }
-        if d.sizes() != &**shape {
-            return Err(Error::OutputShape {
-                op: op.name(),
-                expected: crate::ShapeText(shape.to_vec()),
-                got: crate::ShapeText(d.sizes().to_vec()),
-            });
-        }
-    }
+    crate::validate::reduce::check_knn_outputs(op, &plan, dist_desc, idx_desc)?;
     let mut bufs = Vec::with_capacity(2);
     for (i, d, b) in srcs {
         let place = Place::Slice {

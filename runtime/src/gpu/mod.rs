@@ -2,6 +2,7 @@
 //! Mesa's lavapipe), on its own device or on the caller's, on its own tensors or on regions of the
 //! caller's buffers, optionally recording into the caller's command encoder.
 
+mod knn;
 mod split;
 mod tensor;
 
@@ -290,10 +291,14 @@ impl GpuExecutor {
                 wgpu::BufferBindingType::Storage { read_only: true },
             ));
         }
-        entries.push(entry(
-            arity as u32 + 1,
-            wgpu::BufferBindingType::Storage { read_only: false },
-        ));
+        // knn writes two outputs: the distances and the indices.
+        let outputs = if kernel.layout == Layout::Knn { 2 } else { 1 };
+        for o in 0..outputs {
+            entries.push(entry(
+                (arity + 1 + o) as u32,
+                wgpu::BufferBindingType::Storage { read_only: false },
+            ));
+        }
         let layout = self
             .device
             .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -442,7 +447,14 @@ impl GpuExecutor {
         let n = plan.element_count() as u64;
         let aligned16 =
             bufs.iter().all(|(_, o)| o.is_multiple_of(16)) && output.offset.is_multiple_of(16);
-        if contiguous && words.is_some() && aligned16 {
+        if plan.reduce.is_some() {
+            let layout = if plan.pairwise {
+                Layout::Pairwise
+            } else {
+                Layout::Reduce
+            };
+            launches.push((layout, 0, n));
+        } else if contiguous && words.is_some() && aligned16 {
             let per = 16 / in_t.size() as u64;
             let bulk = n / per * per;
             if bulk > 0 {
@@ -510,7 +522,7 @@ impl GpuExecutor {
         elem[OUTPUT_SLOT] = unit(out_es);
         offset[OUTPUT_SLOT] = output.offset + first * out_es;
         let dims: Vec<u64>;
-        if layout == Layout::Strided {
+        if layout == Layout::Strided || layout.per_workgroup() {
             dims = plan.iter.iter().map(|&d| d as u64).collect();
             for (s, p) in strides.iter_mut().zip(&plan.in_strides).take(arity) {
                 *s = p.iter().map(|&v| v as u64).collect();
@@ -527,6 +539,11 @@ impl GpuExecutor {
                 *s = vec![0; dims.len()];
             }
         }
+        let (kept, elements) = if layout.per_workgroup() {
+            (plan.kept, plan.reduced as u64)
+        } else {
+            (dims.len(), 0)
+        };
         Launch {
             layout,
             dims,
@@ -535,6 +552,8 @@ impl GpuExecutor {
             offset,
             arity,
             out_bits: plan.output_type().bits(),
+            kept,
+            elements,
         }
     }
 

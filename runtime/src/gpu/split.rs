@@ -31,6 +31,10 @@ pub struct Launch {
     pub arity: usize,
     /// Output element bits (the contiguous layout writes whole words of narrow outputs).
     pub out_bits: u32,
+    /// For the reduction layouts: how many leading dimensions are kept (the rest are reduced and
+    /// never split), and the reduced count for the uniform block. `dims.len()` and 0 otherwise.
+    pub kept: usize,
+    pub elements: u64,
 }
 
 /// A bound window of one tensor.
@@ -78,32 +82,62 @@ fn split_box(
     out: &mut Vec<Dispatch>,
 ) -> Result<(), TooLarge> {
     let count: u64 = dims.iter().product();
-    if count == 0 {
+    // A reduction with nothing to reduce still writes its outputs (the identity).
+    let kept_count: u64 = dims[..l.kept.saturating_sub(first).min(dims.len())]
+        .iter()
+        .product();
+    if (if l.layout.per_workgroup() {
+        kept_count
+    } else {
+        count
+    }) == 0
+    {
         return Ok(());
     }
     let mut windows = [Window::default(); SLOTS];
     let mut base = [0u64; SLOTS];
     let mut fits = true;
     let end_align = if l.layout == Layout::Words { 16 } else { 4 };
+    // With a dimension of size 0 no input element is read (a reduction still writes its outputs).
+    let nothing_read = dims.contains(&0);
     for t in slots(l) {
         let reach: u64 = dims
             .iter()
             .enumerate()
-            .map(|(i, n)| (n - 1) * l.strides[t][first + i])
+            .map(|(i, n)| n.saturating_sub(1) * l.strides[t][first + i])
             .sum();
         let lo = l.offset[t] + origin[t] * l.elem[t];
-        let hi = l.offset[t] + (origin[t] + reach + 1) * l.elem[t];
+        let read = if nothing_read && t != OUTPUT_SLOT {
+            0
+        } else {
+            reach + 1
+        };
+        let hi = l.offset[t] + (origin[t] + read) * l.elem[t];
         let start = lo / lim.offset_align * lim.offset_align;
         let end = hi.div_ceil(end_align) * end_align;
-        windows[t] = Window {
-            offset: start,
-            size: end - start,
+        windows[t] = if read == 0 {
+            // Bindings are not empty: the buffer's first word stands in.
+            Window { offset: 0, size: 4 }
+        } else {
+            Window {
+                offset: start,
+                size: end - start,
+            }
         };
-        base[t] = (lo - start) / l.elem[t];
+        base[t] = if read == 0 {
+            0
+        } else {
+            (lo - start) / l.elem[t]
+        };
         fits &= end - start <= lim.max_binding;
     }
-    let units = invocations(l, count, base[OUTPUT_SLOT]);
-    let max_units = u64::from(lim.max_groups).pow(2) * u64::from(WORKGROUP_SIZE);
+    let units = invocations(l, first, &dims, count, base[OUTPUT_SLOT]);
+    let per_group = if l.layout.per_workgroup() {
+        1
+    } else {
+        u64::from(WORKGROUP_SIZE)
+    };
+    let max_units = u64::from(lim.max_groups).pow(2) * per_group;
     let small_enough = units <= max_units && count <= u64::from(u32::MAX);
     if fits && small_enough {
         out.push(dispatch(
@@ -121,30 +155,65 @@ fn split_box(
             bytes: windows[slot].size,
         });
     };
-    if d0 == 1 {
+    // Reduced dimensions are one workgroup's work: they are never split. A pairwise box keeps its
+    // M and N dimensions (its tiles need them) and halves them in place instead.
+    let keep_from = if l.layout == Layout::Pairwise {
+        l.kept - 2
+    } else {
+        l.kept
+    };
+    let at = if first < keep_from {
+        0
+    } else {
+        match (first..l.kept).position(|d| dims[d - first] > 1) {
+            Some(i) if l.layout == Layout::Pairwise => i,
+            _ => usize::MAX,
+        }
+    };
+    if at == usize::MAX || first + at >= l.kept {
+        let slot = slots(l)
+            .find(|&t| windows[t].size > lim.max_binding)
+            .unwrap_or(OUTPUT_SLOT);
+        return Err(TooLarge {
+            slot,
+            bytes: windows[slot].size,
+        });
+    }
+    if at == 0 && d0 == 1 && first < keep_from {
         return split_box(l, lim, first + 1, dims[1..].to_vec(), origin, out);
     }
-    // Halve the outermost dimension; keep the first half a multiple of 64 elements when the box is
-    // one-dimensional, so word-per-invocation layouts keep their alignment.
-    let mut half = d0 / 2;
+    // Halve the outermost dimension that can be; keep the first half a multiple of 64 elements
+    // when the box is one-dimensional, so word-per-invocation layouts keep their alignment.
+    let size = dims[at];
+    let mut half = size / 2;
     if dims.len() == 1 && half > 64 {
         half = half / 64 * 64;
     }
-    for (start, n) in [(0, half), (half, d0 - half)] {
+    for (start, n) in [(0, half), (half, size - half)] {
         let mut o = origin;
         for t in slots(l) {
-            o[t] += start * l.strides[t][first];
+            o[t] += start * l.strides[t][first + at];
         }
         let mut d = dims.clone();
-        d[0] = n;
+        d[at] = n;
         split_box(l, lim, first, d, o, out)?;
     }
     Ok(())
 }
 
-/// Invocations a dispatch of `count` elements needs in `l.layout`.
-fn invocations(l: &Launch, count: u64, out_base: u64) -> u64 {
+/// Invocations a dispatch of `count` elements needs in `l.layout` (workgroups, for the reduction
+/// layouts): the box is `dims`, the launch's dimensions from `first` on.
+fn invocations(l: &Launch, first: usize, dims: &[u64], count: u64, out_base: u64) -> u64 {
+    let kept = l.kept.saturating_sub(first).min(dims.len());
     match l.layout {
+        Layout::Reduce | Layout::Knn => dims[..kept].iter().product(),
+        Layout::Pairwise => {
+            // Tiles of the last two kept dimensions (M, N), times the batch dimensions before.
+            let tile = u64::from(tensorbits_core::wgsl::PAIR_TILE);
+            let at = |i: usize| (l.kept - 2 + i).checked_sub(first).map_or(1, |d| dims[d]);
+            let batch: u64 = dims[..kept.saturating_sub(2)].iter().product();
+            batch * at(0).div_ceil(tile) * at(1).div_ceil(tile)
+        }
         Layout::Contiguous if l.out_bits < 32 => {
             let lanes = u64::from(32 / l.out_bits);
             (out_base + count - 1) / lanes - out_base / lanes + 1
@@ -167,7 +236,11 @@ fn dispatch(
     count: u64,
     units: u64,
 ) -> Dispatch {
-    let groups = units.div_ceil(u64::from(WORKGROUP_SIZE));
+    let groups = if l.layout.per_workgroup() {
+        units
+    } else {
+        units.div_ceil(u64::from(WORKGROUP_SIZE))
+    };
     let gx = groups.min(u64::from(lim.max_groups));
     let gy = groups.div_ceil(gx.max(1));
     // Every value fits in u32: windows are at most 4 GiB and counts were checked.
@@ -183,7 +256,12 @@ fn dispatch(
             }
         })
     });
-    let p = params_bytes(w(units), w(count), &sizes, &base, &strides);
+    let (elements, kept) = if l.layout.per_workgroup() {
+        (w(l.elements), (l.kept.saturating_sub(first)) as u32)
+    } else {
+        (w(count), dims.len() as u32)
+    };
+    let p = params_bytes(w(units), elements, kept, &sizes, &base, &strides);
     Dispatch {
         params: p,
         windows: *windows,
@@ -208,6 +286,8 @@ mod tests {
             offset: [0; SLOTS],
             arity: 2,
             out_bits: (elem * 8) as u32,
+            kept: 1,
+            elements: 0,
         }
     }
 

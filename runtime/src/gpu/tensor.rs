@@ -39,6 +39,15 @@ impl<T: Element> GpuTensor<T> {
     fn desc(&self) -> TensorDesc {
         TensorDesc::from_parts(T::DATA_TYPE, self.shape, None)
     }
+
+    /// A device tensor of `shape` whose `bytes` the GPU will write.
+    pub(crate) fn new_empty(g: &GpuExecutor, shape: Dims, bytes: usize) -> Result<Self> {
+        Ok(GpuTensor {
+            buffer: g.storage_buffer("tensorbits output", bytes, &[])?,
+            shape,
+            _t: PhantomData,
+        })
+    }
 }
 
 impl GpuExecutor {
@@ -241,25 +250,5 @@ pub fn knn_on<T: Element, D: Element>(
             let (d, i) = g.knn_new::<T, D>(op, call, &ga, &gb, k)?;
             Ok((g.download(&d)?, g.download(&i)?))
         }
-    }
-}
-
-impl GpuExecutor {
-    /// knn of a pairwise sum `op` on device tensors: distances of `D` and row indices (`i64`),
-    /// both `[..., M, k]`, as device tensors.
-    pub fn knn_new<T: Element, D: Element>(
-        &self,
-        op: &'static OpInfo,
-        call: &Call,
-        a: &GpuTensor<T>,
-        b: &GpuTensor<T>,
-        k: usize,
-    ) -> Result<(GpuTensor<D>, GpuTensor<i64>)> {
-        let (ra, rb) = (a.region(), b.region());
-        let plan = validate::validate_knn(op, call, &[&ra.desc, &rb.desc], k, D::DATA_TYPE)?;
-        let _ = plan;
-        Err(Error::GpuUnsupported {
-            what: "knn on the GPU".to_owned(),
-        })
     }
 }

@@ -354,6 +354,37 @@ fn pairwise_shapes(
     Ok((batch, a.sizes()[ra - 2], b.sizes()[rb - 2], ka))
 }
 
+/// The descriptions of knn's outputs against its plan: distances of the type the plan was made
+/// for, indices of `i64`, both of the plan's output shape `[..., M, k]`.
+pub(crate) fn check_knn_outputs(
+    op: &OpInfo,
+    plan: &Plan,
+    distances: &TensorDesc,
+    indices: &TensorDesc,
+) -> Result<()> {
+    for (name, d, dt) in [
+        ("distances", distances, plan.out_dtype),
+        ("indices", indices, DataType::I64),
+    ] {
+        d.validate(name, true)?;
+        if d.data_type() != dt {
+            return Err(Error::OutputDataType {
+                op: op.name(),
+                dtype: d.data_type(),
+                expected: format!("{dt} for the {name} of knn"),
+            });
+        }
+        if d.sizes() != &*plan.out_shape {
+            return Err(Error::OutputShape {
+                op: op.name(),
+                expected: ShapeText(plan.out_shape.to_vec()),
+                got: ShapeText(d.sizes().to_vec()),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The shapes of a knn call: the pairwise plan for the distances, and `[batch..., M, k]` for the
 /// outputs.
 pub(crate) fn knn(
