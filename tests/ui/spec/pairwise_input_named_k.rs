@@ -1,0 +1,13 @@
+use tensorbits::bitwise_op;
+
+#[bitwise_op(
+    inputs = [q, k],
+    compute = (q ^ k).count_ones(),
+    reduce = sum,
+    pairwise,
+    output = [u32],
+    support(EXT = [u8]),
+)]
+pub struct Op;
+
+fn main() {}

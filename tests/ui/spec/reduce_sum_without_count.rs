@@ -1,0 +1,12 @@
+use tensorbits::bitwise_op;
+
+#[bitwise_op(
+    inputs = [a, b],
+    compute = a ^ b,
+    reduce = sum,
+    broadcast = [numpy],
+    support(EXT = [u8]),
+)]
+pub struct Op;
+
+fn main() {}
