@@ -1,5 +1,7 @@
 //! `tensorbits bench`: throughput of one op on one shape, type and device, and its ratio to a plain
-//! copy of the same number of bytes on the same device, measured in the same run.
+//! copy of the same number of bytes on the same device, measured in the same run: on the CPU a
+//! parallel `copy_from_slice`, on a GPU a trivial WGSL copy kernel. Pairwise ops and knn also
+//! report distances per second.
 
 use crate::Fail;
 use clap::Args;
@@ -26,6 +28,19 @@ pub struct BenchArgs {
     /// Timed repetitions (the median is reported).
     #[arg(long, default_value_t = 9)]
     pub runs: usize,
+    /// For a reduction: the axes to reduce (default: the op's own).
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    pub axes: Option<Vec<i64>>,
+    /// For a pairwise sum op: time knn with this k instead of the full distance matrix.
+    #[arg(long, value_name = "K")]
+    pub knn: Option<usize>,
+}
+
+/// What is timed: the op into its output, or knn of a pairwise op.
+#[derive(Clone, Copy)]
+enum Work {
+    Run,
+    Knn(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -91,38 +106,77 @@ pub fn bench(a: BenchArgs) -> Result<(), Fail> {
     let refs: Vec<&TensorDesc> = descs.iter().collect();
     let call = Call {
         level: tensorbits::FeatureLevel::EXT,
-        broadcast: (op.arity() > 1).then_some(tensorbits::Broadcast::Numpy),
+        broadcast: (op.arity() > 1 && !op.is_pairwise()).then_some(tensorbits::Broadcast::Numpy),
+        axes: a.axes.as_deref().map(tensorbits::Axes::new).transpose()?,
         ..Default::default()
     };
     let out_dt = op.default_output(dt);
     let plan = tensorbits::validate_new_output(op, &call, &refs, out_dt)?;
-    let out_desc = TensorDesc::new(out_dt, plan.output_shape())?;
+    // Distances computed: every output element of a pairwise op; knn computes the same ones.
+    let distances = op.is_pairwise().then_some(plan.element_count());
+    let work = match a.knn {
+        Some(k) => Work::Knn(k),
+        None => Work::Run,
+    };
+    let out_shape: Vec<usize> = match work {
+        Work::Knn(k) => tensorbits::validate_knn(op, &call, &refs, k, out_dt)?
+            .output_shape()
+            .to_vec(),
+        Work::Run => plan.output_shape().to_vec(),
+    };
+    let out_desc = TensorDesc::new(out_dt, &out_shape)?;
+    let idx_desc = TensorDesc::new(DataType::I64, &out_shape)?;
     let datas: Vec<Vec<u8>> = descs
         .iter()
         .map(|d| fill(d.total_bytes()))
         .collect::<Result<_, _>>()?;
+    let out_elems = out_desc.element_count().unwrap_or(0);
     let moved: usize = descs
         .iter()
         .map(|d| d.element_count().unwrap_or(0) * dt.size())
         .sum::<usize>()
-        + plan.element_count() * out_dt.size();
+        + out_elems * out_dt.size()
+        + if let Work::Knn(_) = work {
+            out_elems * 8
+        } else {
+            0
+        };
+    let outs = (&out_desc, &idx_desc);
     let (op_t, copy_t, device) = match a.device {
         BenchDevice::Cpu => {
             let mut out = out_desc.zeroed_buffer("OutputTensor")?;
+            let mut idx = match work {
+                Work::Knn(_) => idx_desc.zeroed_buffer("indices")?,
+                Work::Run => Vec::new(),
+            };
             let inputs: Vec<Input<'_>> = descs
                 .iter()
                 .zip(&datas)
                 .map(|(d, b)| Input::Bytes(d, b))
                 .collect();
+            let mut run = || -> Result<(), Fail> {
+                match work {
+                    Work::Run => tensorbits::execute(op, &call, &inputs, &out_desc, &mut out)?,
+                    Work::Knn(k) => tensorbits::knn(
+                        op,
+                        &call,
+                        &inputs,
+                        k,
+                        (&out_desc, &mut out),
+                        (&idx_desc, &mut idx),
+                    )?,
+                }
+                Ok(())
+            };
             // The copy moves the same bytes: half read, half written.
             let src = fill(moved / 2)?;
             let mut dst = zeroed(moved / 2)?;
             let mut op_times = Vec::new();
             let mut copy_times = Vec::new();
-            tensorbits::execute(op, &call, &inputs, &out_desc, &mut out)?; // warm-up
+            run()?; // warm-up
             for _ in 0..a.runs {
                 let t = Instant::now();
-                tensorbits::execute(op, &call, &inputs, &out_desc, &mut out)?;
+                run()?;
                 op_times.push(t.elapsed());
                 let t = Instant::now();
                 parallel_copy(&mut dst, &src);
@@ -131,12 +185,15 @@ pub fn bench(a: BenchArgs) -> Result<(), Fail> {
             }
             (median(op_times), median(copy_times), "CPU".to_owned())
         }
-        BenchDevice::Gpu => gpu_bench(&a, op, &call, &descs, &datas, &out_desc, moved)?,
+        BenchDevice::Gpu => gpu_bench(&a, op, &call, work, &descs, &datas, outs, moved)?,
     };
     let gbs = |t: Duration| moved as f64 / t.as_secs_f64() / 1e9;
+    let what = match work {
+        Work::Knn(k) => format!("{} knn k={k}", op.name()),
+        Work::Run => op.name().to_owned(),
+    };
     say!(
-        "{} {} {:?}{} on {device}: {:.2} GB/s (median of {} runs, {:.3} ms; {} bytes read+written)",
-        op.name(),
+        "{what} {} {:?}{} on {device}: {:.2} GB/s (median of {} runs, {:.3} ms; {} bytes read+written)",
         dt,
         a.shape,
         a.shape_b
@@ -148,6 +205,12 @@ pub fn bench(a: BenchArgs) -> Result<(), Fail> {
         op_t.as_secs_f64() * 1e3,
         moved
     );
+    if let Some(n) = distances {
+        say!(
+            "distances: {:.3} G/s ({n} distances)",
+            n as f64 / op_t.as_secs_f64() / 1e9
+        );
+    }
     say!(
         "copy of the same bytes: {:.2} GB/s ({:.3} ms); ratio op/copy: {:.2}x",
         gbs(copy_t),
@@ -157,13 +220,18 @@ pub fn bench(a: BenchArgs) -> Result<(), Fail> {
     Ok(())
 }
 
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the benchmark's inputs, prepared by the caller"
+)]
 fn gpu_bench(
     a: &BenchArgs,
     op: &'static tensorbits::OpInfo,
     call: &Call,
+    work: Work,
     descs: &[TensorDesc],
     datas: &[Vec<u8>],
-    out_desc: &TensorDesc,
+    (out_desc, idx_desc): (&TensorDesc, &TensorDesc),
     moved: usize,
 ) -> Result<(Duration, Duration, String), Fail> {
     let g = GpuExecutor::new_blocking()?;
@@ -173,6 +241,8 @@ fn gpu_bench(
         .map(|d| new(d.len(), d))
         .collect::<Result<_, _>>()?;
     let out = new(out_desc.total_bytes(), &[])?;
+    let idx = new(idx_desc.total_bytes(), &[])?;
+    let copier = Copier::new(&g);
     let half = (moved as u64 / 2).div_ceil(4) * 4;
     let (src, dst) = (new(half as usize, &[])?, new(half as usize, &[])?);
     let inputs: Vec<GpuInput<'_>> = descs
@@ -190,6 +260,11 @@ fn gpu_bench(
         buffer: &out,
         offset: 0,
         desc: *out_desc,
+    };
+    let idx_region = GpuRegion {
+        buffer: &idx,
+        offset: 0,
+        desc: *idx_desc,
     };
     let wait = || {
         g.device()
@@ -222,10 +297,31 @@ fn gpu_bench(
             }
         };
     let op_run = |enc: &mut wgpu::CommandEncoder| -> Result<(), Fail> {
-        Ok(g.execute(op, call, &inputs, &region, Some(enc))?)
+        match work {
+            Work::Run => g.execute(op, call, &inputs, &region, Some(enc))?,
+            Work::Knn(k) => {
+                let regions: Vec<GpuRegion<'_>> = inputs
+                    .iter()
+                    .filter_map(|i| match i {
+                        GpuInput::Region(r) => Some(*r),
+                        GpuInput::Output => None,
+                    })
+                    .collect();
+                g.knn(
+                    op,
+                    call,
+                    [&regions[0], &regions[1]],
+                    k,
+                    (&region, &idx_region),
+                    Some(enc),
+                )?
+            }
+        }
+        Ok(())
     };
+    // The baseline: a trivial WGSL kernel copying the same bytes, a vec4<u32> per invocation.
     let copy_run = |enc: &mut wgpu::CommandEncoder| -> Result<(), Fail> {
-        enc.copy_buffer_to_buffer(&src, 0, &dst, 0, half);
+        copier.record(&g, &src, &dst, half, enc);
         Ok(())
     };
     time(&op_run)?;
@@ -288,5 +384,90 @@ impl Timestamps {
         let tick = |i: usize| u64::from_le_bytes(std::array::from_fn(|k| b[i + k]));
         let ns = tick(8).saturating_sub(tick(0)) as f64 * self.period_ns;
         Ok(Duration::from_nanos(ns as u64))
+    }
+}
+
+/// A trivial WGSL copy kernel, the GPU's baseline: each invocation moves one `vec4<u32>`.
+struct Copier {
+    pipeline: wgpu::ComputePipeline,
+}
+
+const COPY_WGSL: &str = "@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * 64u;
+    if (i < arrayLength(&dst)) { dst[i] = src[i]; }
+}
+";
+
+impl Copier {
+    fn new(g: &GpuExecutor) -> Copier {
+        let module = g
+            .device()
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("bench copy"),
+                source: wgpu::ShaderSource::Wgsl(COPY_WGSL.into()),
+            });
+        let pipeline = g
+            .device()
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("bench copy"),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        Copier { pipeline }
+    }
+
+    /// Copies `bytes` (a multiple of 4) of `src` into `dst`, in windows the device can bind.
+    fn record(
+        &self,
+        g: &GpuExecutor,
+        src: &wgpu::Buffer,
+        dst: &wgpu::Buffer,
+        bytes: u64,
+        enc: &mut wgpu::CommandEncoder,
+    ) {
+        let limits = g.device().limits();
+        let step = (limits.max_storage_buffer_binding_size / 256 * 256).max(256);
+        let mut at = 0;
+        while at < bytes {
+            let len = (bytes - at).min(step) / 16 * 16;
+            if len == 0 {
+                break;
+            }
+            let window = |buffer| {
+                wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer,
+                    offset: at,
+                    size: std::num::NonZeroU64::new(len),
+                })
+            };
+            let group = g.device().create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("bench copy"),
+                layout: &self.pipeline.get_bind_group_layout(0),
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: window(src),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: window(dst),
+                    },
+                ],
+            });
+            let groups = (len / 16).div_ceil(64);
+            let max = u64::from(limits.max_compute_workgroups_per_dimension);
+            let gx = groups.min(max);
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(gx as u32, groups.div_ceil(gx) as u32, 1);
+            at += len;
+        }
     }
 }

@@ -68,6 +68,8 @@ struct Cli {
 enum Command {
     /// Run an op on .npy inputs and write the result to a .npy file.
     Run(run::RunArgs),
+    /// For each row of A, the k nearest rows of B (Hamming distance, or another pairwise sum).
+    Knn(run::KnnArgs),
     /// Print support tables (all ops, or one), in the layout of DirectML's pages.
     Ops {
         /// An op name in any spelling (xor, ELEMENT_WISE_BIT_XOR, BitwiseXor, bitwise_xor, ...).
@@ -113,6 +115,7 @@ fn main() -> ExitCode {
     };
     let result = std::panic::catch_unwind(|| match command {
         Command::Run(args) => run::run(args),
+        Command::Knn(args) => run::knn(args),
         Command::Ops { op } => run::ops(op.as_deref()),
         Command::Devices => run::devices(),
         Command::Bench(args) => bench::bench(args),

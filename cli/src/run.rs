@@ -1,4 +1,4 @@
-//! `tensorbits run`, `ops` and `devices`.
+//! `tensorbits run`, `knn`, `ops` and `devices`.
 
 use crate::output::Output;
 use crate::{Fail, npy};
@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use tensorbits::wgpu;
 use tensorbits::{
-    Broadcast, Call, DataType, FeatureLevel, GpuExecutor, GpuInput, GpuRegion, Input, OpInfo,
+    Axes, Broadcast, Call, DataType, FeatureLevel, GpuExecutor, GpuInput, GpuRegion, Input, OpInfo,
     TensorDesc, ops,
 };
 
@@ -64,12 +64,57 @@ pub struct RunArgs {
     /// Axis for --broadcast pdpd (-1: rank(A) - rank(B)).
     #[arg(long, allow_negative_numbers = true)]
     pub axis: Option<i64>,
-    /// Output type of a bit count: u8 (default) or u32.
+    /// Output type of an op that counts bits: one of the op's output types (`tensorbits ops OP`
+    /// lists them; BIT_COUNT: u8 or u32).
     #[arg(long, value_name = "DTYPE")]
     pub out_dtype: Option<String>,
     /// Direction of ONNX's BitShift.
     #[arg(long, value_enum)]
     pub direction: Option<Direction>,
+    /// For a reduction: the axes to reduce, comma-separated, negative ones from the end (default:
+    /// the op's own, all axes unless it names some).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        allow_negative_numbers = true,
+        value_name = "AXES"
+    )]
+    pub axes: Option<Vec<i64>>,
+    /// For a reduction: keep each reduced dimension as a dimension of size 1.
+    #[arg(long)]
+    pub keepdims: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct KnnArgs {
+    /// Rows to search for (`[..., M, K]`).
+    #[arg(value_name = "A.npy")]
+    pub a: PathBuf,
+    /// Rows to search in (`[..., N, K]`).
+    #[arg(value_name = "B.npy")]
+    pub b: PathBuf,
+    /// Neighbours per row of A.
+    #[arg(short, long)]
+    pub k: usize,
+    /// Output: the neighbours' row indices in B (int64, `[..., M, k]`), nearest first, ties by the
+    /// lower index.
+    #[arg(short, long, value_name = "INDICES.npy")]
+    pub output: PathBuf,
+    /// Also write the neighbours' distances here (`[..., M, k]`).
+    #[arg(long, value_name = "D.npy")]
+    pub distances: Option<PathBuf>,
+    /// The pairwise sum op that measures distance.
+    #[arg(long, default_value = "hamming_cdist")]
+    pub op: String,
+    /// Where to run.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub device: DeviceArg,
+    /// Feature level the call is validated against (as for `run`).
+    #[arg(long, default_value = "ext")]
+    pub level: String,
+    /// Type of the distances: one of the op's output types (HAMMING_CDIST: u32, u64, u16).
+    #[arg(long, value_name = "DTYPE")]
+    pub out_dtype: Option<String>,
 }
 
 /// Resolves an op name (and ONNX BitShift's direction).
@@ -98,15 +143,60 @@ fn unknown(name: &str) -> tensorbits::Error {
     }
 }
 
-pub fn run(a: RunArgs) -> Result<(), Fail> {
-    let op = resolve(&a.op, a.direction)?;
-    let level = FeatureLevel::parse(&a.level).ok_or_else(|| {
+/// A `--level` value.
+fn level(text: &str) -> Result<FeatureLevel, Fail> {
+    FeatureLevel::parse(text).ok_or_else(|| {
         Fail::input(format!(
-            "unknown feature level '{}'; expected one of: {}",
-            a.level,
+            "unknown feature level '{text}'; expected one of: {}",
             FeatureLevel::all_names(true, ", ")
         ))
-    })?;
+    })
+}
+
+/// An `--out-dtype` value, or the op's default output type for `in_dt`.
+fn out_dtype(op: &OpInfo, text: Option<&str>, in_dt: DataType) -> Result<DataType, Fail> {
+    let Some(s) = text else {
+        return Ok(op.default_output(in_dt));
+    };
+    let allowed: Vec<&str> = op.output_types().map_or_else(
+        || vec![in_dt.name()],
+        |o| o.iter().map(|t| t.name()).collect(),
+    );
+    DataType::from_name(s).ok_or_else(|| {
+        Fail::input(format!(
+            "unknown data type '{s}' for --out-dtype; {} writes one of: {}",
+            op.name(),
+            allowed.join(", ")
+        ))
+    })
+}
+
+/// The device a command runs on: a GPU for `gpu` (failing without one), a hardware GPU for `auto`
+/// when there is one.
+fn device(d: DeviceArg) -> Result<Option<GpuExecutor>, Fail> {
+    Ok(match d {
+        DeviceArg::Cpu => None,
+        DeviceArg::Gpu => Some(GpuExecutor::new_blocking()?),
+        DeviceArg::Auto => GpuExecutor::new_blocking().ok().filter(|g| {
+            g.adapter_info()
+                .is_some_and(|i| i.device_type != wgpu::DeviceType::Cpu)
+        }),
+    })
+}
+
+/// Refuses an output numpy could not load.
+fn loadable(dt: DataType, shape: &[usize]) -> Result<(), Fail> {
+    if npy::numpy_can_hold(dt, shape) {
+        return Ok(());
+    }
+    Err(Fail::input(format!(
+        "the output of shape {shape:?} ({dt}) would be a file numpy cannot load: its non-zero sizes times the item size exceed 2**63 - 1 bytes"
+    )))
+}
+
+pub fn run(a: RunArgs) -> Result<(), Fail> {
+    let op = resolve(&a.op, a.direction)?;
+    let level = level(&a.level)?;
     let broadcast = match (a.broadcast, a.axis) {
         (Some(BroadcastArg::Pdpd), axis) => Some(Broadcast::Pdpd {
             axis: axis.unwrap_or(-1),
@@ -126,36 +216,18 @@ pub fn run(a: RunArgs) -> Result<(), Fail> {
     let call = Call {
         level,
         broadcast,
-        ..Default::default()
+        axes: a.axes.as_deref().map(Axes::new).transpose()?,
+        keepdims: a.keepdims,
     };
     let in_dt = arrays.first().map_or(DataType::U8, |x| x.desc.data_type());
-    let out_dt = match &a.out_dtype {
-        Some(s) => DataType::from_name(s).ok_or_else(|| {
-            Fail::input(format!(
-                "unknown data type '{s}' for --out-dtype; expected u8 or u32"
-            ))
-        })?,
-        None => op.default_output(in_dt),
-    };
+    let out_dt = out_dtype(op, a.out_dtype.as_deref(), in_dt)?;
     // The library's validator decides everything about the call, including the output's shape.
     let plan = tensorbits::validate_new_output(op, &call, &descs, out_dt).map_err(with_hint)?;
     let shape = plan.output_shape();
-    if !npy::numpy_can_hold(out_dt, shape) {
-        return Err(Fail::input(format!(
-            "the output of shape {shape:?} ({out_dt}) would be a file numpy cannot load: its non-zero sizes times the item size exceed 2**63 - 1 bytes"
-        )));
-    }
+    loadable(out_dt, shape)?;
     let out_desc = TensorDesc::new(out_dt, shape)?;
     let mut out = out_desc.zeroed_buffer("OutputTensor")?;
-    let gpu = match a.device {
-        DeviceArg::Cpu => None,
-        DeviceArg::Gpu => Some(GpuExecutor::new_blocking()?),
-        DeviceArg::Auto => GpuExecutor::new_blocking().ok().filter(|g| {
-            g.adapter_info()
-                .is_some_and(|i| i.device_type != wgpu::DeviceType::Cpu)
-        }),
-    };
-    match &gpu {
+    match &device(a.device)? {
         None => {
             let inputs: Vec<Input<'_>> = arrays
                 .iter()
@@ -166,6 +238,72 @@ pub fn run(a: RunArgs) -> Result<(), Fail> {
         Some(g) => out = run_gpu(g, op, &call, &arrays, &out_desc)?,
     }
     output.write(|w| npy::write(w, out_dt, plan.output_shape(), &out))
+}
+
+/// `tensorbits knn`: for each row of A, the k nearest rows of B under a pairwise sum op.
+pub fn knn(a: KnnArgs) -> Result<(), Fail> {
+    let op = resolve(&a.op, None)?;
+    let level = level(&a.level)?;
+    let indices_out = Output::resolve(&a.output)?;
+    let distances_out = a.distances.as_deref().map(Output::resolve).transpose()?;
+    let arrays = [npy::read(&a.a)?, npy::read(&a.b)?];
+    let call = Call::at(level);
+    let out_dt = out_dtype(op, a.out_dtype.as_deref(), arrays[0].desc.data_type())?;
+    let descs = [&arrays[0].desc, &arrays[1].desc];
+    let plan = tensorbits::validate_knn(op, &call, &descs, a.k, out_dt).map_err(with_hint)?;
+    let shape = plan.output_shape();
+    loadable(DataType::I64, shape)?;
+    let dd = TensorDesc::new(out_dt, shape)?;
+    let id = TensorDesc::new(DataType::I64, shape)?;
+    let (mut dist, mut idx) = match &device(a.device)? {
+        None => {
+            let mut dist = dd.zeroed_buffer("distances")?;
+            let mut idx = id.zeroed_buffer("indices")?;
+            let inputs = [
+                Input::Bytes(&arrays[0].desc, &arrays[0].bytes),
+                Input::Bytes(&arrays[1].desc, &arrays[1].bytes),
+            ];
+            tensorbits::knn(op, &call, &inputs, a.k, (&dd, &mut dist), (&id, &mut idx))?;
+            (dist, idx)
+        }
+        Some(g) => {
+            let bufs = [
+                g.storage_buffer("ATensor", arrays[0].bytes.len(), &arrays[0].bytes)?,
+                g.storage_buffer("BTensor", arrays[1].bytes.len(), &arrays[1].bytes)?,
+            ];
+            let gd = g.storage_buffer("distances", dd.total_bytes(), &[])?;
+            let gi = g.storage_buffer("indices", id.total_bytes(), &[])?;
+            let region = |buffer, desc| GpuRegion {
+                buffer,
+                offset: 0,
+                desc,
+            };
+            g.knn(
+                op,
+                &call,
+                [
+                    &region(&bufs[0], arrays[0].desc),
+                    &region(&bufs[1], arrays[1].desc),
+                ],
+                a.k,
+                (&region(&gd, dd), &region(&gi, id)),
+                None,
+            )?;
+            let read = |b: &wgpu::Buffer, len: usize| -> Result<Vec<u8>, Fail> {
+                let mut v = g.read_bytes(b, 0, b.size())?;
+                v.truncate(len);
+                Ok(v)
+            };
+            (read(&gd, dd.total_bytes())?, read(&gi, id.total_bytes())?)
+        }
+    };
+    idx.truncate(id.total_bytes());
+    dist.truncate(dd.total_bytes());
+    indices_out.write(|w| npy::write(w, DataType::I64, shape, &idx))?;
+    if let Some(d) = distances_out {
+        d.write(|w| npy::write(w, out_dt, shape, &dist))?;
+    }
+    Ok(())
 }
 
 /// Adds what to do to the errors whose fix is not obvious from the command line.
@@ -265,6 +403,18 @@ pub fn ops(which: Option<&str>) -> Result<(), Fail> {
             let op = resolve(name, None)?;
             say!("{} ({}): {}", op.name(), op.type_name(), op.summary());
             say!("computes: {}", op.compute());
+            if let Some(r) = op.reduce() {
+                let over = if op.is_pairwise() {
+                    "the last dimension of both inputs, pairwise: [..., M, K] and [..., N, K] give [..., M, N]"
+                        .to_owned()
+                } else {
+                    match op.default_axes() {
+                        Some(a) => format!("axes {a:?} unless --axes names others"),
+                        None => "all axes unless --axes names some".to_owned(),
+                    }
+                };
+                say!("reduces: {r} over {over}");
+            }
             let modes: Vec<&str> = op.broadcast_modes().iter().map(|m| m.name()).collect();
             if !modes.is_empty() {
                 say!("broadcast: {} (default {})", modes.join(", "), modes[0]);

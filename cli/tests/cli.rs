@@ -943,3 +943,205 @@ fn a_signal_during_the_write_leaves_no_temporary_file() {
     }
     no_leftovers(&dir);
 }
+
+#[test]
+fn reductions_and_knn_end_to_end() {
+    let dir = tmp("reduce");
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = |name: &str| dir.join(name);
+    write_npy(
+        &f("a.npy"),
+        DataType::U8,
+        &[2, 2],
+        &[0b1011, 0xff, 0, 1],
+        false,
+        false,
+        1,
+    );
+    write_npy(
+        &f("b.npy"),
+        DataType::U8,
+        &[2, 2],
+        &[0b0001, 0x0f, 0, 0],
+        false,
+        false,
+        2,
+    );
+    write_npy(
+        &f("x.npy"),
+        DataType::U8,
+        &[2, 3],
+        &[1, 2, 4, 7, 7, 7],
+        false,
+        false,
+        1,
+    );
+    // Fortran order: the same logical [[1, 2, 4], [7, 7, 7]].
+    write_npy(
+        &f("xf.npy"),
+        DataType::U8,
+        &[2, 3],
+        &[1, 2, 4, 7, 7, 7],
+        true,
+        false,
+        3,
+    );
+    write_npy(
+        &f("q.npy"),
+        DataType::U8,
+        &[2, 1],
+        &[0, 255],
+        false,
+        false,
+        1,
+    );
+    write_npy(
+        &f("base.npy"),
+        DataType::U8,
+        &[3, 1],
+        &[15, 0, 255],
+        false,
+        false,
+        1,
+    );
+    let o = f("o.npy");
+    let ok = |args: &[&str]| {
+        let r = run(args);
+        assert!(
+            r.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+    };
+    ok(&[
+        "run",
+        "hamming",
+        p(&f("a.npy")),
+        p(&f("b.npy")),
+        "-o",
+        p(&o),
+    ]);
+    let (d, shape, data) = read_npy(&o);
+    assert_eq!(
+        (d.as_str(), shape, data),
+        ("<u4", vec![2], vec![6, 0, 0, 0, 1, 0, 0, 0])
+    );
+    for x in ["x.npy", "xf.npy"] {
+        ok(&["run", "xor_reduce", p(&f(x)), "-o", p(&o), "--axes", "1"]);
+        assert_eq!(read_npy(&o).2, vec![7, 7]);
+        ok(&[
+            "run",
+            "bitwise_xor.reduce",
+            p(&f(x)),
+            "-o",
+            p(&o),
+            "--axes",
+            "-2",
+            "--keepdims",
+        ]);
+        let (_, shape, data) = read_npy(&o);
+        assert_eq!((shape, data), (vec![1, 3], vec![6, 5, 3]));
+    }
+    ok(&[
+        "run",
+        "popcount_sum",
+        p(&f("x.npy")),
+        "-o",
+        p(&o),
+        "--out-dtype",
+        "u16",
+    ]);
+    let (d, shape, data) = read_npy(&o);
+    assert_eq!((d.as_str(), shape, data), ("<u2", vec![], vec![12, 0]));
+    ok(&[
+        "run",
+        "cdist",
+        p(&f("q.npy")),
+        p(&f("base.npy")),
+        "-o",
+        p(&o),
+    ]);
+    let four = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    assert_eq!(read_npy(&o).2, four(&[4, 0, 8, 4, 8, 0]));
+    let (idx, dist) = (f("i.npy"), f("d.npy"));
+    let devices: &[&str] = if common::gpu::gpu().is_some() {
+        &["cpu", "gpu"]
+    } else {
+        &["cpu"]
+    };
+    for dev in devices {
+        ok(&[
+            "knn",
+            p(&f("q.npy")),
+            p(&f("base.npy")),
+            "-k",
+            "2",
+            "-o",
+            p(&idx),
+            "--distances",
+            p(&dist),
+            "--device",
+            dev,
+        ]);
+        let (di, si, bi) = read_npy(&idx);
+        let idxs: Vec<i64> = bi
+            .chunks(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(
+            (di.as_str(), si, idxs),
+            ("<i8", vec![2, 2], vec![1, 0, 2, 0]),
+            "{dev}"
+        );
+        assert_eq!(read_npy(&dist).2, four(&[0, 4, 0, 4]), "{dev}");
+    }
+    // Mistakes are one line each.
+    let (x, q, base, a, b) = (
+        f("x.npy"),
+        f("q.npy"),
+        f("base.npy"),
+        f("a.npy"),
+        f("b.npy"),
+    );
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["run", "xor_reduce", p(&x), "-o", p(&o), "--axes", "2"],
+            "axis 2 is out of range",
+        ),
+        (
+            vec!["run", "xor_reduce", p(&x), "-o", p(&o), "--axes", "0,-2"],
+            "both name dimension 0",
+        ),
+        (
+            vec!["run", "xor", p(&x), p(&x), "-o", p(&o), "--axes", "0"],
+            "is element-wise",
+        ),
+        (
+            vec!["knn", p(&q), p(&base), "-k", "4", "-o", p(&o)],
+            "k = 4 is more than the 3 rows",
+        ),
+        (
+            vec!["knn", p(&q), p(&x), "-k", "1", "-o", p(&o)],
+            "K: 3 vs 1",
+        ),
+        (
+            vec!["knn", p(&a), p(&b), "-k", "1", "-o", p(&o), "--op", "xor"],
+            "is not a pairwise sum",
+        ),
+        (
+            vec![
+                "run",
+                "popcount_sum",
+                p(&x),
+                "-o",
+                p(&o),
+                "--out-dtype",
+                "f32",
+            ],
+            "expected one of u32, u64, u16, u8",
+        ),
+    ];
+    for (args, words) in cases {
+        fails(&args, &o, words);
+    }
+}
