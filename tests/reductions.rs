@@ -332,4 +332,22 @@ fn large_calls_take_every_path() {
             assert_eq!(got, want, "m {m} n {n} row {row}");
         }
     }
+    // Codes of every width the wide kernel unrolls, of other widths, and wider than its stack
+    // buffer, with row counts that leave partial register blocks on both sides.
+    let op = <ops::HammingCdist as Op>::INFO;
+    for words in [1usize, 2, 3, 4, 5, 8, 16, 17, 33, 40] {
+        for dt in [DataType::U64, DataType::U16] {
+            let k = words * 8 / dt.size() + usize::from(words % 2 == 1);
+            let a = tensor(&mut rng, dt, &[13, k], false);
+            let b = tensor(&mut rng, dt, &[21, k], false);
+            let (shape, values) = pairwise_reference(op, &a, &b).unwrap();
+            let od = TensorDesc::new(DataType::U32, &shape).unwrap();
+            let mut out = vec![0u8; od.total_bytes()];
+            let inputs = [Input::Bytes(&a.0, &a.1), Input::Bytes(&b.0, &b.1)];
+            execute(op, &Call::default(), &inputs, &od, &mut out).unwrap();
+            for (i, &v) in values.iter().enumerate() {
+                assert_eq!(read(&out, DataType::U32, i), v, "{dt} k {k} at {i}");
+            }
+        }
+    }
 }

@@ -24,8 +24,11 @@ use std::collections::BinaryHeap;
 #[doc(hidden)]
 pub type PairRef<'k> = (&'k (dyn Fn(&PairTask<'_>, &mut [u64]) + Sync), bool);
 
-/// Rows of `b` per tile: a tile of four rows of `a` keeps `4 x NB` accumulators in L1.
+/// Rows of `b` per tile: a tile of [`MB`] rows of `a` keeps `MB x NB` accumulators in L1.
 const NB: usize = 256;
+
+/// Rows of `a` per kernel call.
+const MB: usize = 8;
 
 /// The tile computation generated kernels call: `elem` is the op's element function at the element
 /// type's word, giving the count or bits to combine; `wide` the same at `u64`, used (when
@@ -47,7 +50,11 @@ pub fn pair<W: Word>(
     }
 }
 
-/// The wide tile: rows of `a` four at a time against packed blocks of eight rows of `b`; the
+/// Rows of `a` per register block of the wide tile: eight rows against eight packed rows of `b`
+/// keep 8 vector accumulators, so each load of `b` serves eight rows.
+const RB: usize = 8;
+
+/// The wide tile: rows of `a` [`RB`] at a time against packed blocks of eight rows of `b`; the
 /// elements past the last whole word of a row with `elem`.
 #[inline(always)]
 pub(crate) fn pair_wide_body<W: Word>(
@@ -68,35 +75,93 @@ pub(crate) fn pair_wide_body<W: Word>(
         debug_assert!(false, "pair_wide: packed b too short");
         return;
     }
-    for i0 in (0..task.a_rows).step_by(4) {
-        let ri = (task.a_rows - i0).min(4);
-        // Rows past the last are computed from the last row and not written.
-        let rows: [&[u8]; 4] = std::array::from_fn(|r| a_row(i0 + r.min(ri - 1)));
-        let words: [&[u8]; 4] = std::array::from_fn(|r| &rows[r][..ww * 8]);
+    // The rows' words, aligned: on the stack for codes up to 256 bytes.
+    let mut stack = [0u64; RB * 32];
+    let mut heap = Vec::new();
+    let aw: &mut [u64] = if ww <= 32 {
+        &mut stack[..RB * ww]
+    } else {
+        heap.resize(RB * ww, 0);
+        &mut heap
+    };
+    for i0 in (0..task.a_rows).step_by(RB) {
+        let ri = (task.a_rows - i0).min(RB);
+        // Rows past the last repeat the last one and are not written.
+        for r in 0..RB {
+            let row = a_row(i0 + r.min(ri - 1));
+            for (w, word) in aw[r * ww..(r + 1) * ww].iter_mut().enumerate() {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&row[w * 8..w * 8 + 8]);
+                *word = u64::from_le_bytes(b);
+            }
+        }
         for jb in 0..blocks {
             let pb = &packed[jb * ww * 8..(jb + 1) * ww * 8];
-            let mut acc = [[0u64; 8]; 4];
-            for w in 0..ww {
-                let bv: [u64; 8] = std::array::from_fn(|c| pb[w * 8 + c]);
-                for r in 0..4 {
-                    let av = u64::from_le_bytes(std::array::from_fn(|b| words[r][w * 8 + b]));
-                    for c in 0..8 {
-                        acc[r][c] += wide([av, bv[c]]);
-                    }
-                }
-            }
+            // Codes of a few words (FAISS's common sizes) are unrolled, so the accumulators stay
+            // in registers.
+            let mut acc = match ww {
+                1 => block::<1>(aw, pb, wide),
+                2 => block::<2>(aw, pb, wide),
+                3 => block::<3>(aw, pb, wide),
+                4 => block::<4>(aw, pb, wide),
+                8 => block::<8>(aw, pb, wide),
+                16 => block::<16>(aw, pb, wide),
+                _ => block_any(aw, pb, ww, wide),
+            };
             let cols = (task.b_rows - jb * 8).min(8);
             for (r, acc_r) in acc.iter_mut().enumerate().take(ri) {
-                for (c, a) in acc_r.iter_mut().enumerate().take(cols) {
-                    let br = b_row(jb * 8 + c);
-                    for e in tail0..task.k {
-                        *a += elem([read::<W>(rows[r], e, es), read::<W>(br, e, es)]);
+                let at = (i0 + r) * task.out_stride + jb * 8;
+                if tail0 < task.k {
+                    let ar = a_row(i0 + r);
+                    for (c, a) in acc_r.iter_mut().enumerate().take(cols) {
+                        let br = b_row(jb * 8 + c);
+                        for e in tail0..task.k {
+                            *a += elem([read::<W>(ar, e, es), read::<W>(br, e, es)]);
+                        }
                     }
-                    out[(i0 + r) * task.out_stride + jb * 8 + c] = *a;
                 }
+                out[at..at + cols].copy_from_slice(&acc_r[..cols]);
             }
         }
     }
+}
+
+/// One register block: [`RB`] rows of `a` (`WW` words each, in `aw`) against eight packed rows.
+#[inline(always)]
+fn block<const WW: usize>(
+    aw: &[u64],
+    pb: &[u64],
+    wide: &impl Fn([u64; 2]) -> u64,
+) -> [[u64; 8]; RB] {
+    let mut acc = [[0u64; 8]; RB];
+    let (aw, pb) = (&aw[..RB * WW], &pb[..WW * 8]);
+    for w in 0..WW {
+        let bv: [u64; 8] = std::array::from_fn(|c| pb[w * 8 + c]);
+        for (r, acc_r) in acc.iter_mut().enumerate() {
+            let av = aw[r * WW + w];
+            for (a, &b) in acc_r.iter_mut().zip(&bv) {
+                *a += wide([av, b]);
+            }
+        }
+    }
+    acc
+}
+
+/// [`block`] for any number of words.
+#[inline(always)]
+fn block_any(aw: &[u64], pb: &[u64], ww: usize, wide: &impl Fn([u64; 2]) -> u64) -> [[u64; 8]; RB] {
+    let mut acc = [[0u64; 8]; RB];
+    for (w, bw) in pb.chunks_exact(8).enumerate().take(ww) {
+        let mut bv = [0u64; 8];
+        bv.copy_from_slice(bw);
+        for (r, acc_r) in acc.iter_mut().enumerate() {
+            let av = aw[r * ww + w];
+            for (a, &b) in acc_r.iter_mut().zip(&bv) {
+                *a += wide([av, b]);
+            }
+        }
+    }
+    acc
 }
 
 #[inline(always)]
@@ -300,15 +365,21 @@ pub(crate) fn run(plan: &Plan, inputs: &[InputBuffer<'_>], out: &mut [u8], pair:
     for bt in batches(plan, &s, inputs, pair.1) {
         // Four rows of `a` against up to NB rows of `b` per kernel call.
         let rows_of = |i0: usize, out: &mut [u8], at: &dyn Fn(usize, usize) -> usize| {
-            let mut tile = vec![0u64; 4 * NB];
-            let ni = (s.m - i0).min(4);
+            let mut tile = vec![0u64; MB * NB];
+            let ni = (s.m - i0).min(MB);
             for j0 in (0..s.n).step_by(NB) {
                 let nj = (s.n - j0).min(NB);
                 let t = task(plan, &s, &bt, (i0, ni), (j0, nj));
                 (pair.0)(&t, &mut tile[..ni * nj]);
                 for r in 0..ni {
-                    for c in 0..nj {
-                        write_elem(out, at(i0 + r, j0 + c), oes, tile[r * nj + c]);
+                    let row = &tile[r * nj..(r + 1) * nj];
+                    if so_n == 1 {
+                        let first = at(i0 + r, j0);
+                        write_run(&mut out[first * oes..(first + nj) * oes], row, oes);
+                    } else {
+                        for (c, &v) in row.iter().enumerate() {
+                            write_elem(out, at(i0 + r, j0 + c), oes, v);
+                        }
                     }
                 }
             }
@@ -324,15 +395,30 @@ pub(crate) fn run(plan: &Plan, inputs: &[InputBuffer<'_>], out: &mut [u8], pair:
                 .enumerate()
                 .for_each(|(t, chunk)| {
                     let m0 = t * rows_per;
-                    for i0 in (m0..(m0 + rows_per).min(s.m)).step_by(4) {
+                    for i0 in (m0..(m0 + rows_per).min(s.m)).step_by(MB) {
                         rows_of(i0, chunk, &|i, j| (i - m0) * s.n + j);
                     }
                 });
         } else {
-            for i0 in (0..s.m).step_by(4) {
+            for i0 in (0..s.m).step_by(MB) {
                 rows_of(i0, region, &|i, j| i * so_m + j * so_n);
             }
         }
+    }
+}
+
+/// Writes accumulators as consecutive output elements of `es` bytes.
+fn write_run(out: &mut [u8], src: &[u64], es: usize) {
+    fn go<const S: usize>(out: &mut [u8], src: &[u64]) {
+        for (d, &v) in out.chunks_exact_mut(S).zip(src) {
+            d.copy_from_slice(&v.to_le_bytes()[..S]);
+        }
+    }
+    match es {
+        1 => go::<1>(out, src),
+        2 => go::<2>(out, src),
+        4 => go::<4>(out, src),
+        _ => go::<8>(out, src),
     }
 }
 
@@ -363,7 +449,7 @@ pub(crate) fn knn(
         } else {
             (1, (2 * threads).min(s.n.div_ceil(NB)).max(1))
         };
-        let rows_per = s.m.div_ceil(row_tasks).next_multiple_of(4);
+        let rows_per = s.m.div_ceil(row_tasks).next_multiple_of(MB);
         let cols_per = s.n.div_ceil(n_tasks).next_multiple_of(NB);
         let tasks: Vec<((usize, usize), (usize, usize))> = (0..s.m)
             .step_by(rows_per)
@@ -413,11 +499,11 @@ fn select(
     let mut heaps: Vec<BinaryHeap<(u64, u64)>> =
         (i0..i1).map(|_| BinaryHeap::with_capacity(k + 1)).collect();
     let mut limit = vec![u64::MAX; i1 - i0];
-    let mut tile = vec![0u64; 4 * NB];
+    let mut tile = vec![0u64; MB * NB];
     for jb in (j0..j1).step_by(NB) {
         let nj = (j1 - jb).min(NB);
-        for r0 in (i0..i1).step_by(4) {
-            let ni = (i1 - r0).min(4);
+        for r0 in (i0..i1).step_by(MB) {
+            let ni = (i1 - r0).min(MB);
             let t = task(plan, s, bt, (r0, ni), (jb, nj));
             (pair.0)(&t, &mut tile[..ni * nj]);
             for r in 0..ni {
