@@ -273,13 +273,20 @@ fn large_calls_take_every_path() {
         (&[2, 1 << 17], None),
         (&[64, 64, 64], Some(Axes::from([1]))),
         (&[3, 1 << 17], Some(Axes::from([0]))),
+        // Column blocks of four rows and a rest, a partial block, and rows split over tasks at
+        // no multiple of four.
+        (&[7, 5000], Some(Axes::from([0]))),
+        (&[600, 1000], Some(Axes::from([0]))),
+        // Rows longer than one call of the kernel.
+        (&[9, 70000], Some(Axes::from([1]))),
     ];
-    for (shape, axes) in cases {
+    for (i, (shape, axes)) in cases.iter().enumerate() {
         for op in [
             <ops::BitXorReduce as Op>::INFO,
+            <ops::BitAndReduce as Op>::INFO,
             <ops::BitCountSum as Op>::INFO,
         ] {
-            let dt = DataType::U32;
+            let dt = [DataType::U32, DataType::U8, DataType::I16][i % 3];
             let out_dt = op.output_types().map_or(dt, |o| o[0]);
             let a = tensor(&mut rng, dt, shape, false);
             let call = Call {

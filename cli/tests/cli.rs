@@ -834,7 +834,7 @@ fn usage_mistakes_are_one_line_errors() {
     let o = p(&out);
     // No subcommand: one line naming the subcommands, not a screen of help on stderr.
     let line = one_clean_error_line(&bin().output().unwrap(), 2);
-    assert!(line.contains("run, ops, devices, bench"), "{line}");
+    assert!(line.contains("run, knn, ops, devices, bench"), "{line}");
     for level in ["", "FL_", "DML_FEATURE_LEVEL_", "fl_", " "] {
         let r = run(&["run", "not", p(&a), "-o", o, "--level", level]);
         let line = one_clean_error_line(&r, 2);

@@ -347,8 +347,34 @@ fn cpu_kernels(m: &Model, ident: &Ident) -> TokenStream {
     } else {
         m.all_types()
     };
+    // A reduction's fused kernels, one per word, and the map kernels for the rest.
+    let mut folds: Vec<(String, TokenStream)> = Vec::new();
     for t in map_types {
         let w = word_ty(t);
+        let fold = match m.reduce {
+            Some(r) => {
+                let key = w.to_string();
+                let idx = match folds.iter().position(|(k, _)| *k == key) {
+                    Some(i) => i,
+                    None => {
+                        let f = format_ident!("__tensorbits_fold_{}", folds.len());
+                        let body = fold_call(r, &quote!(#ident), &w, n);
+                        folds.push((
+                            key,
+                            quote! {
+                                fn #f(inputs: &[&[u8]], acc: &mut [u64], row: usize) {
+                                    #body
+                                }
+                            },
+                        ));
+                        folds.len() - 1
+                    }
+                };
+                let f = format_ident!("__tensorbits_fold_{}", idx);
+                quote!(::core::option::Option::Some(#f))
+            }
+            None => quote!(::core::option::Option::None),
+        };
         let outs = match (m.reduce, &m.output) {
             (Some(ReduceOp::Sum), _) => vec![DataType::U8],
             (Some(_), _) => vec![t],
@@ -390,16 +416,38 @@ fn cpu_kernels(m: &Model, ident: &Ident) -> TokenStream {
                     input: ::tensorbits::DataType::#tv,
                     output: ::tensorbits::DataType::#ov,
                     map: #f,
+                    fold: #fold,
                 }
             });
         }
     }
     let fns = fns.iter().map(|(_, f)| f);
+    let folds = folds.iter().map(|(_, f)| f);
     quote! {
         #(#fns)*
+        #(#folds)*
         #(#pair_fns_tokens)*
         const __TENSORBITS_CPU_KERNELS: &[::tensorbits::__private::CpuKernel] = &[#(#entries),*];
         const __TENSORBITS_PAIR_KERNELS: &[::tensorbits::__private::PairKernel] = &[#(#pair_entries),*];
+    }
+}
+
+/// A call of a reduction's fused kernel at word `w` over the element function at `path`, with the
+/// parameters `inputs`, `acc` and `row` of the runtime's `FoldKernel`.
+fn fold_call(r: ReduceOp, path: &TokenStream, w: &TokenStream, n: usize) -> TokenStream {
+    let eval = quote!(#path::__tensorbits_eval::<#w>);
+    match r {
+        ReduceOp::Sum => quote! {
+            ::tensorbits::__private::fold_count::<#w, #n>(inputs, acc, row, #eval)
+        },
+        _ => {
+            let op = reduce_variant(r);
+            quote! {
+                ::tensorbits::__private::fold_bits::<#w, #n, { ::tensorbits::__private::fold_code(#op) }>(
+                    inputs, acc, row, #eval,
+                )
+            }
+        }
     }
 }
 
@@ -596,7 +644,8 @@ fn reduce_body(sig: &Signature<'_>, method: Method) -> TokenStream {
     };
     let word = quote!(<T as ::tensorbits::Element>::Word);
     let count = sig.reduce == Some(ReduceOp::Sum);
-    let map = if sig.pairwise {
+    // Pairwise ops run their pair kernel and reductions their fused kernel, never a map kernel.
+    let map = if sig.pairwise || sig.reduce.is_some() {
         quote!(|_: &[&[u8]], _: &mut [u8]| {})
     } else if count {
         quote! {
@@ -625,8 +674,19 @@ fn reduce_body(sig: &Signature<'_>, method: Method) -> TokenStream {
     } else {
         quote!(::core::option::Option::None)
     };
+    let fold = match sig.reduce {
+        Some(r) if !sig.pairwise => {
+            let body = fold_call(r, &quote!(Self), &word, n);
+            quote! {
+                ::core::option::Option::Some(&|inputs: &[&[u8]], acc: &mut [u64], row: usize| {
+                    #body
+                })
+            }
+        }
+        _ => quote!(::core::option::Option::None),
+    };
     let kernels = quote! {
-        let kernels = ::tensorbits::__private::Kernels { map: &#map, pair: #pair };
+        let kernels = ::tensorbits::__private::Kernels { map: &#map, fold: #fold, pair: #pair };
     };
     let (a, b) = (&inputs[0], inputs.get(1).unwrap_or(&inputs[0]));
     match method {

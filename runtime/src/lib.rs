@@ -75,12 +75,13 @@ pub mod __private {
         OutputChoice, knn_new, reduce_into, reduce_new, run_in_place, run_into, run_new,
     };
     pub use crate::cpu::map;
-    pub use crate::cpu::{Kernels, pair};
+    pub use crate::cpu::{Kernels, fold_bits, fold_code, fold_count, pair};
     pub use crate::element::{Bool8, CountOutput, IntWord, Word};
     #[cfg(feature = "gpu")]
     pub use crate::gpu::{knn_on, reduce_on, run_on};
     pub use crate::op::{
-        CpuKernel, FALLBACK_INFO, MapKernel, OpParts, PairFn, PairKernel, PairTask, TypedOp,
+        CpuKernel, FALLBACK_INFO, FoldKernel, MapKernel, OpParts, PairFn, PairKernel, PairTask,
+        TypedOp,
     };
     pub use tensorbits_core::wgsl::{GpuKernel, Layout};
 }

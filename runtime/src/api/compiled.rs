@@ -1,11 +1,11 @@
 //! Calls validated once and run many times, as DirectML compiles an operator before executing it.
 
-use super::dynamic::{kernels, op_kernels};
+use super::dynamic::{OpKernels, op_kernels};
 use crate::MAX_INPUTS;
 use crate::cpu::{self, PARALLEL_BYTES};
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::op::{Call, InputBuffer, MapKernel, OpInfo, PairKernel, Plan};
+use crate::op::{Call, InputBuffer, OpInfo, Plan};
 use crate::validate::buffer::{Place, check_in_place, check_place};
 use crate::validate::{self, OpTensor, desc::TensorDesc};
 
@@ -22,8 +22,7 @@ pub struct Compiled {
     slots: Vec<Slot>,
     out_slot: Slot,
     /// The op's kernels for the compiled types.
-    kernel: MapKernel,
-    pair: Option<PairKernel>,
+    kernels: OpKernels,
     /// Packed tensors of one shape under [`PARALLEL_BYTES`] of output: the kernel runs on the
     /// buffers themselves when they are aligned, with no plan to walk.
     flat: bool,
@@ -58,7 +57,7 @@ pub fn compile(
     output: &TensorDesc,
 ) -> Result<Compiled> {
     let plan = validate::validate(op, call, inputs, output)?;
-    let (kernel, pair) = op_kernels(op, &plan)?;
+    let kernels = op_kernels(op, &plan)?;
     let slot = |d: &TensorDesc, extent: usize, in_place: bool| Slot {
         required: d.total_bytes(),
         align_mask: d.alignment().map_or(0, |a| a - 1),
@@ -88,8 +87,7 @@ pub fn compile(
         output: *output,
         slots,
         out_slot,
-        kernel,
-        pair,
+        kernels,
         flat,
     })
 }
@@ -128,7 +126,7 @@ impl Compiled {
         let aligned = |b: &[u8], es: usize| (b.as_ptr() as usize) & (es - 1) == 0;
         if self.flat && !in_place && aligned(out, oes) {
             // The op's arity is known only here: small arrays for the usual ones.
-            let k = self.kernel;
+            let k = self.kernels.map();
             match inputs.len() {
                 1 if aligned(bytes(0), ies) => {
                     k(&[bytes(0)], out);
@@ -145,7 +143,7 @@ impl Compiled {
             Some(InputBuffer::Bytes(_)) => InputBuffer::Bytes(bytes(k)),
             _ => InputBuffer::Output,
         });
-        let k = kernels(&self.kernel, &self.pair);
+        let k = self.kernels.kernels();
         cpu::execute(&self.plan, &srcs[..inputs.len()], out, &k);
         Ok(())
     }

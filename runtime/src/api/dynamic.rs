@@ -3,7 +3,7 @@
 
 use crate::cpu::{self, Kernels};
 use crate::error::{Error, Result};
-use crate::op::{Call, InputBuffer, MapKernel, OpInfo, PairKernel, Plan};
+use crate::op::{Call, FoldKernel, InputBuffer, MapKernel, OpInfo, PairKernel, Plan};
 use crate::validate::buffer::{Overlap, Place, check_in_place, check_place, classify};
 use crate::validate::{self, OpTensor, desc::TensorDesc};
 
@@ -27,7 +27,7 @@ pub struct Region {
 
 /// The op's CPU kernels for a validated plan's types, from its tables. Validation admits only the
 /// types the op's table lists, and the macro generates kernels for each of them.
-pub(crate) fn op_kernels(op: &OpInfo, plan: &Plan) -> Result<(MapKernel, Option<PairKernel>)> {
+pub(crate) fn op_kernels(op: &OpInfo, plan: &Plan) -> Result<OpKernels> {
     let missing = || Error::UnsupportedDataType {
         op: op.name(),
         tensor: op.tensor_name(0),
@@ -44,26 +44,45 @@ pub(crate) fn op_kernels(op: &OpInfo, plan: &Plan) -> Result<(MapKernel, Option<
         false => None,
     };
     // A pairwise op needs no map kernel; a placeholder keeps one shape for every call.
-    let map = match op.cpu_kernel(plan.in_dtype, mapped) {
-        Some(k) => k.map,
-        None if pair.is_some() => no_map,
+    let (map, fold) = match op.cpu_kernel(plan.in_dtype, mapped) {
+        Some(k) => (k.map, k.fold),
+        None if pair.is_some() => (no_map as MapKernel, None),
         None => return Err(missing()),
     };
-    Ok((map, pair))
+    Ok(OpKernels { map, fold, pair })
 }
 
 fn no_map(_: &[&[u8]], _: &mut [u8]) {}
 
-/// [`Kernels`] borrowing an op's table entries.
-pub(crate) fn kernels<'k>(map: &'k MapKernel, pair: &'k Option<PairKernel>) -> Kernels<'k> {
-    Kernels {
-        map,
-        pair: pair.as_ref().map(|p| {
-            (
-                &p.run as &(dyn Fn(&crate::op::PairTask<'_>, &mut [u64]) + Sync),
-                p.wide,
-            )
-        }),
+/// An op's table entries for one call's types.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OpKernels {
+    map: MapKernel,
+    fold: Option<FoldKernel>,
+    pair: Option<PairKernel>,
+}
+
+impl OpKernels {
+    /// The element-wise kernel.
+    pub(crate) fn map(&self) -> MapKernel {
+        self.map
+    }
+
+    /// [`Kernels`] borrowing the entries.
+    pub(crate) fn kernels(&self) -> Kernels<'_> {
+        Kernels {
+            map: &self.map,
+            fold: self
+                .fold
+                .as_ref()
+                .map(|f| f as &(dyn Fn(&[&[u8]], &mut [u64], usize) + Sync)),
+            pair: self.pair.as_ref().map(|p| {
+                (
+                    &p.run as &(dyn Fn(&crate::op::PairTask<'_>, &mut [u64]) + Sync),
+                    p.wide,
+                )
+            }),
+        }
     }
 }
 
@@ -85,7 +104,7 @@ pub fn execute(
         })
         .collect();
     let plan = validate::validate(op, call, &descs, output_desc)?;
-    let (map, pair) = op_kernels(op, &plan)?;
+    let ks = op_kernels(op, &plan)?;
     let mut srcs = Vec::with_capacity(inputs.len());
     for (k, i) in inputs.iter().enumerate() {
         match i {
@@ -108,12 +127,7 @@ pub fn execute(
         len: output.len(),
     };
     let (_, end) = check_place(output_desc, "OutputTensor", place)?;
-    cpu::execute(
-        &plan,
-        &srcs,
-        &mut output[..end as usize],
-        &kernels(&map, &pair),
-    );
+    cpu::execute(&plan, &srcs, &mut output[..end as usize], &ks.kernels());
     Ok(())
 }
 
@@ -129,7 +143,7 @@ pub fn execute_in_buffer(
 ) -> Result<()> {
     let descs: Vec<&TensorDesc> = inputs.iter().map(|r| &r.desc).collect();
     let plan = validate::validate(op, call, &descs, &output.desc)?;
-    let (map, pair) = op_kernels(op, &plan)?;
+    let ks = op_kernels(op, &plan)?;
     let len = buffer.len() as u64;
     let span = |r: &Region, k: usize| {
         let place = Place::InBuffer {
@@ -163,7 +177,7 @@ pub fn execute_in_buffer(
             Some(_) => InputBuffer::Bytes(&[]),
         })
         .collect();
-    cpu::execute(&plan, &srcs, out, &kernels(&map, &pair));
+    cpu::execute(&plan, &srcs, out, &ks.kernels());
     Ok(())
 }
 
@@ -222,17 +236,15 @@ pub fn knn(
         };
         check_place(d, name, place)?;
     }
-    let (map, pair) = op_kernels(op, &plan)?;
+    let ks = op_kernels(op, &plan)?;
     let lists = cpu::pair::knn(
         &plan,
         &bufs,
         k,
-        kernels(&map, &pair)
-            .pair
-            .ok_or_else(|| Error::NotAReduction {
-                op: op.name(),
-                what: "has no pair kernel",
-            })?,
+        ks.kernels().pair.ok_or_else(|| Error::NotAReduction {
+            op: op.name(),
+            what: "has no pair kernel",
+        })?,
     );
     write_knn(&lists, k, (dist_desc, dist_out), (idx_desc, idx_out));
     Ok(())

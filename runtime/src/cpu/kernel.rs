@@ -74,3 +74,84 @@ pub(crate) fn compute<W: Word, O: Pod, const N: usize>(
         }
     }
 }
+
+/// The fused hot loop of reductions: the element function's values (`f`, a count or an element)
+/// combined with `c` and widened with `wide` into the 64-bit accumulators `acc` (combined there
+/// with `cw`).
+///
+/// With `row == 0`, column by column over the rows of `groups` (each lane holding `acc.len()`
+/// words): `acc[j]` takes in element `j` of every row, the rows combined at the values' own width
+/// four at a time, so each accumulator is loaded and stored once per four rows. Else row by row
+/// over `groups[0]`: `acc[r]` takes in the values of elements `r * row .. (r + 1) * row`, combined
+/// at their own width from `id` (the caller keeps rows short enough for a sum of counts to fit).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the loop's functions, each inlined"
+)]
+#[inline(always)]
+pub(crate) fn fold<W: Word, V: Copy, const N: usize>(
+    groups: &[[&[W]; N]],
+    acc: &mut [u64],
+    row: usize,
+    id: V,
+    f: &impl Fn([W; N]) -> V,
+    c: impl Fn(V, V) -> V,
+    wide: impl Fn(V) -> u64,
+    cw: impl Fn(u64, u64) -> u64,
+) {
+    let at = |s: &[&[W]; N], i: usize| -> [W; N] { std::array::from_fn(|k| s[k][i]) };
+    if row == 0 {
+        let m = acc.len();
+        fn cut<'g, W, const N: usize>(g: &[&'g [W]; N], m: usize) -> [&'g [W]; N] {
+            std::array::from_fn(|k| &g[k][..m])
+        }
+        let mut rest = groups;
+        while rest.len() >= 4 {
+            let g: [[&[W]; N]; 4] = std::array::from_fn(|r| cut(&rest[r], m));
+            for (i, y) in acc.iter_mut().enumerate() {
+                let v = c(
+                    c(f(at(&g[0], i)), f(at(&g[1], i))),
+                    c(f(at(&g[2], i)), f(at(&g[3], i))),
+                );
+                *y = cw(*y, wide(v));
+            }
+            rest = &rest[4..];
+        }
+        for g in rest {
+            let g = cut(g, m);
+            match N {
+                1 => {
+                    for (y, &a) in acc.iter_mut().zip(g[0]) {
+                        *y = cw(*y, wide(f(std::array::from_fn(|_| a))));
+                    }
+                }
+                2 => {
+                    for ((y, &a), &b) in acc.iter_mut().zip(g[0]).zip(g[1]) {
+                        let v = f(std::array::from_fn(|k| if k == 0 { a } else { b }));
+                        *y = cw(*y, wide(v));
+                    }
+                }
+                _ => {
+                    for (i, y) in acc.iter_mut().enumerate() {
+                        *y = cw(*y, wide(f(at(&g, i))));
+                    }
+                }
+            }
+        }
+        return;
+    }
+    let Some(lanes) = groups.first() else { return };
+    for (r, y) in acc.iter_mut().enumerate() {
+        let s: [&[W]; N] = std::array::from_fn(|k| &lanes[k][r * row..(r + 1) * row]);
+        let v = match N {
+            1 => s[0]
+                .iter()
+                .fold(id, |v, &a| c(v, f(std::array::from_fn(|_| a)))),
+            2 => s[0].iter().zip(s[1]).fold(id, |v, (&a, &b)| {
+                c(v, f(std::array::from_fn(|k| if k == 0 { a } else { b })))
+            }),
+            _ => (0..row).fold(id, |v, i| c(v, f(at(&s, i)))),
+        };
+        *y = cw(*y, wide(v));
+    }
+}

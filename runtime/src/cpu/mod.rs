@@ -79,6 +79,108 @@ fn map_copied<W: Word, O: Pod, const N: usize>(
     out[..n * size_of::<O>()].copy_from_slice(bytemuck::cast_slice(&o));
 }
 
+/// The code of a reduction in a fused fold kernel's const parameter (see [`fold`]).
+#[doc(hidden)]
+pub const fn fold_code(op: crate::op::ReduceOp) -> u8 {
+    match op {
+        crate::op::ReduceOp::Sum => FOLD_SUM,
+        crate::op::ReduceOp::And => FOLD_AND,
+        crate::op::ReduceOp::Or => FOLD_OR,
+        crate::op::ReduceOp::Xor => FOLD_XOR,
+    }
+}
+
+const FOLD_SUM: u8 = 0;
+const FOLD_AND: u8 = 1;
+const FOLD_OR: u8 = 2;
+const FOLD_XOR: u8 = 3;
+
+/// An op's fused kernel for a sum of counts, over words `W`: what every generated
+/// [`FoldKernel`](crate::op::FoldKernel) of a `reduce = sum` op calls with its element function `f`.
+///
+/// With `row > 0`, `inputs` holds the op's `N` inputs, each of `acc.len() * row` elements, and
+/// `acc[r]` takes in the row of elements `r * row .. (r + 1) * row`. With `row == 0`, `inputs`
+/// holds 1 to [`FOLD_ROWS`] rows of `N` inputs each (the first row's inputs, then the second's),
+/// each of `acc.len()` elements, and `acc[j]` takes in element `j` of every row.
+///
+/// Inputs must be aligned for `W` (the reduction's executor gathers any that are not); inputs
+/// that are short or misaligned, a caller bug, leave `acc` untouched.
+#[doc(hidden)]
+#[inline(always)]
+pub fn fold_count<W: Word, const N: usize>(
+    inputs: &[&[u8]],
+    acc: &mut [u64],
+    row: usize,
+    f: impl Fn([W; N]) -> u32,
+) {
+    let Some((groups, g)) = fold_lanes::<W, N>(inputs, acc.len(), row) else {
+        return;
+    };
+    // Rows of a sum are summed at 32 bits: split any long enough to overflow that.
+    const MAX_ROW: usize = 1 << 24;
+    if row > MAX_ROW {
+        let lanes = groups[0];
+        for (r, a) in acc.iter_mut().enumerate() {
+            for s in (0..row).step_by(MAX_ROW) {
+                let e = (s + MAX_ROW).min(row);
+                let part: [&[W]; N] = std::array::from_fn(|k| &lanes[k][r * row + s..r * row + e]);
+                simd::fold_count(&[part], std::slice::from_mut(a), e - s, &f);
+            }
+        }
+    } else {
+        simd::fold_count(&groups[..g], acc, row, &f);
+    }
+}
+
+/// An op's fused kernel for a bitwise reduction `OP` ([`fold_code`]), over words `W`: as
+/// [`fold_count`], with `f` giving elements combined by `OP` and zero-extended into `acc`.
+#[doc(hidden)]
+#[inline(always)]
+pub fn fold_bits<W: Word, const N: usize, const OP: u8>(
+    inputs: &[&[u8]],
+    acc: &mut [u64],
+    row: usize,
+    f: impl Fn([W; N]) -> W,
+) {
+    if let Some((groups, g)) = fold_lanes::<W, N>(inputs, acc.len(), row) {
+        simd::fold_bits::<W, N, OP>(&groups[..g], acc, row, &f);
+    }
+}
+
+/// Rows of inputs a fused kernel takes in per call, column by column (see [`fold_count`]).
+pub(crate) const FOLD_ROWS: usize = 4;
+
+/// The lanes of a fused kernel's inputs, as groups of `N` (one group, or up to [`FOLD_ROWS`] of
+/// them column by column), each the elements the call reads, if all are aligned and long enough.
+#[inline(always)]
+#[allow(clippy::type_complexity, reason = "the groups and their count")]
+fn fold_lanes<'i, W: Word, const N: usize>(
+    inputs: &[&'i [u8]],
+    outputs: usize,
+    row: usize,
+) -> Option<([[&'i [W]; N]; FOLD_ROWS], usize)> {
+    let (groups, n) = match row {
+        0 => (inputs.len() / N.max(1), outputs),
+        _ => (1, outputs * row),
+    };
+    let mut lanes: [[&[W]; N]; FOLD_ROWS] = [[&[]; N]; FOLD_ROWS];
+    let mut ok = N > 0 && (1..=FOLD_ROWS).contains(&groups) && inputs.len() == groups * N;
+    for (i, b) in inputs.iter().enumerate().take(FOLD_ROWS * N) {
+        match b
+            .get(..n * size_of::<W>())
+            .map(bytemuck::try_cast_slice::<u8, W>)
+        {
+            Some(Ok(w)) => lanes[i / N.max(1)][i % N.max(1)] = w,
+            _ => ok = false,
+        }
+    }
+    debug_assert!(
+        ok,
+        "fold: inputs misaligned, too short, or not a multiple of {N}"
+    );
+    ok.then_some((lanes, groups))
+}
+
 /// The kernels a call runs, from an op's tables (dynamic and compiled calls) or from its element
 /// function at the call's types (typed calls).
 #[doc(hidden)]
@@ -88,6 +190,9 @@ pub struct Kernels<'k> {
     pub map: walk::Kernel<'k>,
     /// For a pairwise op: its tile kernel, and whether it is wide.
     pub pair: Option<pair::PairRef<'k>>,
+    /// For a reduction: its fused kernel (see [`fold`]), which [`map`] and a fold replace where
+    /// it is missing.
+    pub fold: Option<reduce::Fold<'k>>,
 }
 
 /// Runs a validated plan of any kind: element-wise, reduction or pairwise.
@@ -100,6 +205,6 @@ pub(crate) fn execute(
     match (plan.reduce, k.pair) {
         (None, _) => walk::run(plan, inputs, out, k.map),
         (Some(_), Some(p)) if plan.pairwise => pair::run(plan, inputs, out, p),
-        (Some(_), _) => reduce::run(plan, inputs, out, k.map),
+        (Some(_), _) => reduce::run(plan, inputs, out, k.map, k.fold),
     }
 }

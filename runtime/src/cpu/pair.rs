@@ -12,7 +12,7 @@
 //! thread pool, and convert the tiles to the output type ([`run`]) or keep the `k` smallest
 //! distances of each row of `a` ([`knn`]) without ever holding the `M x N` matrix.
 
-use super::reduce::write_elem;
+use super::reduce::{write_elem, write_run};
 use super::{PARALLEL_BYTES, simd};
 use crate::MAX_RANK;
 use crate::element::Word;
@@ -404,21 +404,6 @@ pub(crate) fn run(plan: &Plan, inputs: &[InputBuffer<'_>], out: &mut [u8], pair:
                 rows_of(i0, region, &|i, j| i * so_m + j * so_n);
             }
         }
-    }
-}
-
-/// Writes accumulators as consecutive output elements of `es` bytes.
-fn write_run(out: &mut [u8], src: &[u64], es: usize) {
-    fn go<const S: usize>(out: &mut [u8], src: &[u64]) {
-        for (d, &v) in out.chunks_exact_mut(S).zip(src) {
-            d.copy_from_slice(&v.to_le_bytes()[..S]);
-        }
-    }
-    match es {
-        1 => go::<1>(out, src),
-        2 => go::<2>(out, src),
-        4 => go::<4>(out, src),
-        _ => go::<8>(out, src),
     }
 }
 

@@ -11,11 +11,17 @@
 //! over rayon's thread pool, over outputs when there are enough of them, else over the reduced
 //! elements with partial accumulators combined at the end.
 
-use super::PARALLEL_BYTES;
 use super::walk::{CHUNK_BYTES, Kernel, gather, scratch_bytes};
+use super::{FOLD_ROWS, PARALLEL_BYTES};
 use crate::op::{InputBuffer, Plan, ReduceOp};
 use crate::{DataType, MAX_INPUTS};
 use rayon::prelude::*;
+
+/// A reduction's fused kernel (see [`fold_count`](super::fold_count)): its element function's
+/// values combined into accumulators, row by row (`row > 0`), or column by column (`row == 0`)
+/// over up to [`FOLD_ROWS`] rows, each input's lanes of each row in turn.
+#[doc(hidden)]
+pub type Fold<'k> = &'k (dyn Fn(&[&[u8]], &mut [u64], usize) + Sync);
 
 /// The bytes of one element-wise result: a bit count's byte for a sum, else an element.
 pub(crate) fn intermediate_size(plan: &Plan) -> usize {
@@ -47,6 +53,24 @@ pub(crate) fn write_elem(out: &mut [u8], at: usize, es: usize, v: u64) {
     out[at * es..at * es + es].copy_from_slice(&v.to_le_bytes()[..es]);
 }
 
+/// Writes accumulators as consecutive output elements of `es` bytes.
+pub(crate) fn write_run(out: &mut [u8], src: &[u64], es: usize) {
+    fn go<const S: usize>(out: &mut [u8], src: &[u64]) {
+        for (d, &v) in out.chunks_exact_mut(S).zip(src) {
+            d.copy_from_slice(&v.to_le_bytes()[..S]);
+        }
+    }
+    match es {
+        1 => go::<1>(out, src),
+        2 => go::<2>(out, src),
+        4 => go::<4>(out, src),
+        _ => go::<8>(out, src),
+    }
+}
+
+/// Bytes of each input per call of the fused kernel when it reads them in place.
+const DIRECT_BYTES: usize = 8 * CHUNK_BYTES;
+
 /// A reduction being run: the plan split into kept and reduced dimensions.
 struct Job<'a> {
     op: ReduceOp,
@@ -61,17 +85,24 @@ struct Job<'a> {
     k_str: [&'a [usize]; MAX_INPUTS],
     r_str: [&'a [usize]; MAX_INPUTS],
     map: Kernel<'a>,
+    fold: Option<Fold<'a>>,
 }
 
 /// Scratch space of one task: gathered inputs and the mapped results, aligned for any element.
 #[derive(Default)]
 struct Scratch {
-    ins: [Vec<u64>; MAX_INPUTS],
+    ins: [[Vec<u64>; MAX_INPUTS]; FOLD_ROWS],
     mapped: Vec<u64>,
 }
 
 /// Runs a validated reduction (not a pairwise one) into `out`, whose element 0 is the output's.
-pub(crate) fn run(plan: &Plan, inputs: &[InputBuffer<'_>], out: &mut [u8], map: Kernel<'_>) {
+pub(crate) fn run(
+    plan: &Plan,
+    inputs: &[InputBuffer<'_>],
+    out: &mut [u8],
+    map: Kernel<'_>,
+    fold: Option<Fold<'_>>,
+) {
     let Some(op) = plan.reduce else { return };
     let n = inputs.len();
     if plan.count == 0 || n == 0 || n > MAX_INPUTS {
@@ -120,14 +151,26 @@ pub(crate) fn run(plan: &Plan, inputs: &[InputBuffer<'_>], out: &mut [u8], map: 
             &s[plan.kept.min(s.len())..]
         }),
         map,
+        fold,
     };
-    let accs = job.all(plan.count);
-    for (o, &v) in accs.iter().enumerate() {
-        write_elem(out, out_offset(o), oes, v);
+    // An output laid out in the kept dimensions' order is written by the tasks themselves.
+    let mut packed = true;
+    let mut size = 1;
+    for d in (0..kept.len()).rev() {
+        packed &= kept[d] == 1 || plan.out_strides[d] == size;
+        size *= kept[d];
+    }
+    if packed {
+        job.all(plan.count, Some((&mut out[..plan.count * oes], oes)));
+    } else {
+        let accs = job.all(plan.count, None);
+        for (o, &v) in accs.iter().enumerate() {
+            write_elem(out, out_offset(o), oes, v);
+        }
     }
 }
 
-impl Job<'_> {
+impl<'a> Job<'a> {
     /// Whether the innermost kept dimension is the contiguous one and no reduced dimension is, so
     /// that blocks of outputs fold contiguous runs.
     fn columns(&self) -> bool {
@@ -139,8 +182,9 @@ impl Job<'_> {
             && (0..self.n).all(|k| !self.r_str[k].contains(&1))
     }
 
-    /// Every output's accumulator, in the order of the kept dimensions.
-    fn all(&self, count: usize) -> Vec<u64> {
+    /// Every output's accumulator, in the order of the kept dimensions: written to `out` (packed
+    /// in that order, elements of the given size) when there is one, else returned.
+    fn all(&self, count: usize, out: Option<(&mut [u8], usize)>) -> Vec<u64> {
         let reduced: usize = self.red.iter().product();
         let bytes = count
             .saturating_mul(reduced)
@@ -149,38 +193,74 @@ impl Job<'_> {
         let parallel = bytes >= PARALLEL_BYTES && threads > 1;
         // Units of output work: single outputs (rows) or blocks of one (columns).
         let columns = self.columns();
-        let block = (CHUNK_BYTES / self.ies.max(self.ims).max(8)).max(1);
-        let (units, inner) = if columns {
-            let inner = *self.kept.last().unwrap_or(&1);
-            (count / inner * inner.div_ceil(block), inner)
-        } else {
-            (count, 1)
+        // Column blocks: the fused kernel's accumulators (`u64`s) stay in L1 beside a few rows of
+        // input; the map kernel's results need scratch space there too.
+        let block = match self.fold {
+            Some(_) => 2 * CHUNK_BYTES / 8,
+            None => (CHUNK_BYTES / self.ies.max(self.ims).max(8)).max(1),
         };
+        let g = Units::new(columns, count, *self.kept.last().unwrap_or(&1), block);
         let (unit_tasks, splits) = if !parallel {
             (1, 1)
-        } else if units >= 4 * threads {
+        } else if g.units >= 4 * threads {
             (4 * threads, 1)
         } else {
-            (units, (4 * threads).div_ceil(units).min(reduced))
+            (g.units, (4 * threads).div_ceil(g.units).min(reduced))
         };
-        let per = units.div_ceil(unit_tasks);
-        let tasks: Vec<(usize, usize, usize, usize)> = (0..units)
-            .step_by(per.max(1))
-            .flat_map(|u0| {
-                let u1 = (u0 + per).min(units);
-                let rper = reduced.div_ceil(splits);
+        let per = g.units.div_ceil(unit_tasks).max(1);
+        let ranges: Vec<(usize, usize)> = (0..g.units)
+            .step_by(per)
+            .map(|u0| (u0, (u0 + per).min(g.units)))
+            .collect();
+        let (mut out, oes) = match out {
+            Some((o, es)) => (Some(o), es),
+            None => (None, 0),
+        };
+        if let (Some(out), 1) = (out.as_deref_mut(), splits) {
+            // Each task writes its own outputs, a batch of accumulators at a time.
+            let mut slices = Vec::with_capacity(ranges.len());
+            let mut rest = out;
+            for &(u0, u1) in &ranges {
+                let (head, tail) = rest.split_at_mut((g.first(u1) - g.first(u0)) * oes);
+                slices.push(((u0, u1), head));
+                rest = tail;
+            }
+            let run = |((u0, u1), out): ((usize, usize), &mut [u8])| {
+                let mut s = Scratch::default();
+                let batch = g.batch();
+                let mut acc = Vec::new();
+                let mut u = u0;
+                while u < u1 {
+                    let e = (u + batch).min(u1);
+                    let (o0, o1) = (g.first(u) - g.first(u0), g.first(e) - g.first(u0));
+                    acc.clear();
+                    acc.resize(o1 - o0, self.id);
+                    self.units(&g, u, e, 0, reduced, &mut acc, &mut s);
+                    write_run(&mut out[o0 * oes..o1 * oes], &acc, oes);
+                    u = e;
+                }
+            };
+            if parallel {
+                slices.into_par_iter().for_each(run);
+            } else {
+                slices.into_iter().for_each(run);
+            }
+            return Vec::new();
+        }
+        let rper = reduced.div_ceil(splits).max(1);
+        let tasks: Vec<(usize, usize, usize, usize)> = ranges
+            .iter()
+            .flat_map(|&(u0, u1)| {
                 (0..reduced)
-                    .step_by(rper.max(1))
+                    .step_by(rper)
                     .map(move |r0| (u0, u1, r0, (r0 + rper).min(reduced)))
             })
             .collect();
         let run = |&(u0, u1, r0, r1): &(usize, usize, usize, usize)| -> Vec<u64> {
             let mut s = Scratch::default();
-            if columns {
-                self.column_units(u0, u1, r0, r1, inner, block, &mut s)
-            } else {
-                self.row_units(u0, u1, r0, r1, &mut s)
-            }
+            let mut acc = vec![self.id; g.first(u1) - g.first(u0)];
+            self.units(&g, u0, u1, r0, r1, &mut acc, &mut s);
+            acc
         };
         let partials: Vec<Vec<u64>> = if parallel {
             tasks.par_iter().map(run).collect()
@@ -202,11 +282,31 @@ impl Job<'_> {
                 last_range = Some((t.0, t.1));
             }
         }
-        if columns {
-            // Column blocks run outer index by outer index: that is already output order.
-            debug_assert_eq!(accs.len(), count);
+        debug_assert_eq!(accs.len(), count);
+        if let Some(out) = out {
+            write_run(out, &accs, oes);
         }
         accs
+    }
+
+    /// Folds reduced elements `r0..r1` of units `u0..u1` into `acc` (one accumulator per output
+    /// of the units, set to the identity).
+    #[allow(clippy::too_many_arguments, reason = "a task's ranges and its buffers")]
+    fn units(
+        &self,
+        g: &Units,
+        u0: usize,
+        u1: usize,
+        r0: usize,
+        r1: usize,
+        acc: &mut [u64],
+        s: &mut Scratch,
+    ) {
+        if g.columns {
+            self.column_units(u0, u1, r0, r1, g.inner, g.block, acc, s)
+        } else {
+            self.row_units(u0, u1, r0, r1, acc, s)
+        }
     }
 
     /// Input offsets (in elements) of kept linear index `o`.
@@ -237,20 +337,24 @@ impl Job<'_> {
         at
     }
 
-    /// Maps `m` elements of each input, the first at `offs` and then every `strides`, into the
-    /// scratch buffer of results; returns them.
-    fn map_run<'s>(
+    /// `m` elements of each input, the first at `offs` and then every `strides`: the input itself
+    /// where that run is contiguous and aligned, else gathered into the scratch buffers.
+    fn lanes<'s>(
         &self,
         offs: &[usize; MAX_INPUTS],
         strides: &[usize; MAX_INPUTS],
         m: usize,
-        s: &'s mut Scratch,
-    ) -> &'s [u8] {
+        ins: &'s mut [Vec<u64>; MAX_INPUTS],
+    ) -> [&'s [u8]; MAX_INPUTS]
+    where
+        'a: 's,
+    {
         let ies = self.ies;
-        for k in 0..self.n {
-            if !(strides[k] == 1 && self.aligned[k]) {
+        let direct = |k: usize| strides[k] == 1 && self.aligned[k];
+        for (k, buf) in ins.iter_mut().enumerate().take(self.n) {
+            if !direct(k) {
                 gather(
-                    scratch_bytes(&mut s.ins[k], m * ies),
+                    scratch_bytes(buf, m * ies),
                     self.ins[k],
                     offs[k],
                     strides[k],
@@ -259,22 +363,57 @@ impl Job<'_> {
             }
         }
         let mut lanes: [&[u8]; MAX_INPUTS] = [&[]; MAX_INPUTS];
-        for (k, lane) in lanes.iter_mut().enumerate().take(self.n) {
-            *lane = if strides[k] == 1 && self.aligned[k] {
+        for (k, (lane, buf)) in lanes.iter_mut().zip(ins.iter()).enumerate().take(self.n) {
+            *lane = if direct(k) {
                 &self.ins[k][offs[k] * ies..(offs[k] + m) * ies]
             } else {
-                &bytemuck::cast_slice(&s.ins[k])[..m * ies]
+                &bytemuck::cast_slice(buf)[..m * ies]
             };
         }
-        let out = scratch_bytes(&mut s.mapped, m * self.ims);
-        (self.map)(&lanes[..self.n], out);
-        out
+        lanes
+    }
+
+    /// Folds `acc.len() * row.max(1)` elements of each input, the first at `offs` and then every
+    /// `strides`, into `acc`: column by column when `row == 0`, else row by row (see
+    /// [`Fold`]). With the op's fused kernel if it has one, else its map kernel and a fold.
+    fn fold_run(
+        &self,
+        offs: &[usize; MAX_INPUTS],
+        strides: &[usize; MAX_INPUTS],
+        acc: &mut [u64],
+        row: usize,
+        s: &mut Scratch,
+    ) {
+        let m = acc.len() * row.max(1);
+        let lanes = self.lanes(offs, strides, m, &mut s.ins[0]);
+        if let Some(fold) = self.fold {
+            fold(&lanes[..self.n], acc, row);
+            return;
+        }
+        let mapped = scratch_bytes(&mut s.mapped, m * self.ims);
+        (self.map)(&lanes[..self.n], mapped);
+        if row == 0 {
+            fold_columns(self.op, acc, mapped, self.ims);
+        } else {
+            for (r, a) in acc.iter_mut().enumerate() {
+                let part = &mapped[r * row * self.ims..(r + 1) * row * self.ims];
+                *a = fold_into(self.op, *a, part, self.ims);
+            }
+        }
     }
 
     /// Rows: outputs `u0..u1`, each folding reduced elements `r0..r1` in runs along the innermost
     /// reduced dimension.
-    fn row_units(&self, u0: usize, u1: usize, r0: usize, r1: usize, s: &mut Scratch) -> Vec<u64> {
-        let mut accs = Vec::with_capacity(u1 - u0);
+    #[allow(clippy::too_many_arguments, reason = "a task's ranges and its buffers")]
+    fn row_units(
+        &self,
+        u0: usize,
+        u1: usize,
+        r0: usize,
+        r1: usize,
+        accs: &mut [u64],
+        s: &mut Scratch,
+    ) {
         let nr = self.red.len();
         let inner = self.red[nr - 1];
         let inner_str: [usize; MAX_INPUTS] =
@@ -287,7 +426,15 @@ impl Job<'_> {
             && (0..self.n).all(|k| {
                 self.aligned[k] && inner_str[k] == 1 && self.k_str[k].last() == Some(&inner)
             });
-        let chunk = (CHUNK_BYTES / self.ies.max(self.ims)).max(1);
+        // Runs read in place by the fused kernel need no scratch space in L1: longer runs, fewer
+        // calls.
+        let direct =
+            self.fold.is_some() && (0..self.n).all(|k| self.aligned[k] && inner_str[k] == 1);
+        let chunk = match direct {
+            true => DIRECT_BYTES / self.ies,
+            false => CHUNK_BYTES / self.ies.max(self.ims),
+        }
+        .max(1);
         if packed_rows && inner < chunk {
             let last = *self.kept.last().unwrap_or(&1);
             let mut o = u0;
@@ -295,18 +442,13 @@ impl Job<'_> {
                 // Rows up to the end of the innermost kept dimension stay contiguous.
                 let q = (chunk / inner).min(u1 - o).min(last - o % last);
                 let base = self.kept_base(o);
-                let mapped = self.map_run(&base, &inner_str, q * inner, s);
-                for row in 0..q {
-                    let part = &mapped[row * inner * self.ims..(row + 1) * inner * self.ims];
-                    accs.push(fold(self.op, self.id, part, self.ims));
-                }
+                self.fold_run(&base, &inner_str, &mut accs[o - u0..o - u0 + q], inner, s);
                 o += q;
             }
-            return accs;
+            return;
         }
-        for o in u0..u1 {
+        for (o, acc) in (u0..u1).zip(accs.iter_mut()) {
             let base = self.kept_base(o);
-            let mut acc = self.id;
             let mut r = r0;
             while r < r1 {
                 // One run: to the end of the innermost reduced dimension or of the range.
@@ -317,15 +459,12 @@ impl Job<'_> {
                     let m = chunk.min(n - done);
                     let at: [usize; MAX_INPUTS] =
                         std::array::from_fn(|k| offs[k] + done * inner_str[k]);
-                    let mapped = self.map_run(&at, &inner_str, m, s);
-                    acc = fold_into(self.op, acc, mapped, self.ims);
+                    self.fold_run(&at, &inner_str, std::slice::from_mut(acc), m, s);
                     done += m;
                 }
                 r += n;
             }
-            accs.push(acc);
         }
-        accs
     }
 
     /// Columns: blocks `u0..u1` of the innermost kept dimension (of `inner` elements, cut into
@@ -342,25 +481,91 @@ impl Job<'_> {
         r1: usize,
         inner: usize,
         block: usize,
+        accs: &mut [u64],
         s: &mut Scratch,
-    ) -> Vec<u64> {
+    ) {
         let blocks_per = inner.div_ceil(block);
         let ones = [1usize; MAX_INPUTS];
-        let mut accs = Vec::new();
+        let mut done = 0;
         for u in u0..u1 {
             let (outer, b) = (u / blocks_per, u % blocks_per);
             let j0 = b * block;
             let m = block.min(inner - j0);
             let base = self.kept_base(outer * inner + j0);
-            let mut acc = vec![self.id; m];
-            for r in r0..r1 {
-                let offs = self.red_base(&base, r);
-                let mapped = self.map_run(&offs, &ones, m, s);
-                fold_columns(self.op, &mut acc, mapped, self.ims);
+            let acc = &mut accs[done..done + m];
+            let mut r = r0;
+            while r < r1 {
+                let rows = (r1 - r).min(FOLD_ROWS);
+                match self.fold {
+                    Some(fold) => {
+                        // Rows `r..r + rows`, each input's lanes in turn.
+                        let mut all: [&[u8]; FOLD_ROWS * MAX_INPUTS] =
+                            [&[]; FOLD_ROWS * MAX_INPUTS];
+                        for (g, ins) in s.ins.iter_mut().enumerate().take(rows) {
+                            let offs = self.red_base(&base, r + g);
+                            let lanes = self.lanes(&offs, &ones, m, ins);
+                            all[g * self.n..(g + 1) * self.n].copy_from_slice(&lanes[..self.n]);
+                        }
+                        fold(&all[..rows * self.n], acc, 0);
+                    }
+                    None => {
+                        for g in 0..rows {
+                            let offs = self.red_base(&base, r + g);
+                            self.fold_run(&offs, &ones, acc, 0, s);
+                        }
+                    }
+                }
+                r += rows;
             }
-            accs.extend(acc);
+            done += m;
         }
-        accs
+    }
+}
+
+/// How a reduction's outputs are cut into units of work: single outputs (rows), or blocks of
+/// `block` outputs along the innermost kept dimension of `inner` (columns).
+struct Units {
+    columns: bool,
+    count: usize,
+    inner: usize,
+    block: usize,
+    units: usize,
+}
+
+impl Units {
+    fn new(columns: bool, count: usize, inner: usize, block: usize) -> Units {
+        let inner = if columns { inner.max(1) } else { 1 };
+        let units = if columns {
+            count / inner * inner.div_ceil(block)
+        } else {
+            count
+        };
+        Units {
+            columns,
+            count,
+            inner,
+            block,
+            units,
+        }
+    }
+
+    /// The first output of unit `u` (`count` for `u == units`).
+    fn first(&self, u: usize) -> usize {
+        if !self.columns {
+            return u.min(self.count);
+        }
+        let per = self.inner.div_ceil(self.block);
+        (u / per) * self.inner + ((u % per) * self.block).min(self.inner)
+    }
+
+    /// Units per batch of accumulators: about [`CHUNK_BYTES`] of them.
+    fn batch(&self) -> usize {
+        let outputs = CHUNK_BYTES / 8;
+        if self.columns {
+            outputs.div_ceil(self.block).max(1)
+        } else {
+            outputs
+        }
     }
 }
 

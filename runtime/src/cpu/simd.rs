@@ -131,6 +131,124 @@ fn compute_new_avx512<W: Word, O: Pod, const N: usize>(
     super::kernel::compute_new(lanes, n, f)
 }
 
+/// The fused loop of a sum of counts ([`fold`](super::kernel::fold)) in the best version this CPU
+/// runs.
+#[inline]
+pub(crate) fn fold_count<W: Word, const N: usize>(
+    groups: &[[&[W]; N]],
+    acc: &mut [u64],
+    row: usize,
+    f: &impl Fn([W; N]) -> u32,
+) {
+    #[cfg(target_arch = "x86_64")]
+    match isa() {
+        // SAFETY: the features `fold_count_avx512` is compiled for were detected on this CPU.
+        Isa::Avx512 => return unsafe { fold_count_avx512(groups, acc, row, f) },
+        // SAFETY: AVX2 was detected on this CPU.
+        Isa::Avx2 => return unsafe { fold_count_avx2(groups, acc, row, f) },
+        Isa::Baseline => {}
+    }
+    fold_count_body(groups, acc, row, f)
+}
+
+/// The fused loop of a bitwise reduction `OP` (a [`fold_code`](super::fold_code)) in the best
+/// version this CPU runs.
+#[inline]
+pub(crate) fn fold_bits<W: Word, const N: usize, const OP: u8>(
+    groups: &[[&[W]; N]],
+    acc: &mut [u64],
+    row: usize,
+    f: &impl Fn([W; N]) -> W,
+) {
+    #[cfg(target_arch = "x86_64")]
+    match isa() {
+        // SAFETY: the features `fold_bits_avx512` is compiled for were detected on this CPU.
+        Isa::Avx512 => return unsafe { fold_bits_avx512::<W, N, OP>(groups, acc, row, f) },
+        // SAFETY: AVX2 was detected on this CPU.
+        Isa::Avx2 => return unsafe { fold_bits_avx2::<W, N, OP>(groups, acc, row, f) },
+        Isa::Baseline => {}
+    }
+    fold_bits_body::<W, N, OP>(groups, acc, row, f)
+}
+
+/// Counts summed at 32 bits within a row (rows are at most a chunk of the executor, far below
+/// `u32::MAX / 64` elements), at 64 in the accumulators.
+#[inline(always)]
+fn fold_count_body<W: Word, const N: usize>(
+    groups: &[[&[W]; N]],
+    acc: &mut [u64],
+    row: usize,
+    f: &impl Fn([W; N]) -> u32,
+) {
+    let add = |a: u64, b: u64| a.wrapping_add(b);
+    super::kernel::fold(groups, acc, row, 0u32, f, u32::wrapping_add, u64::from, add)
+}
+
+/// Elements combined at their own width within a row, zero-extended into the accumulators.
+#[inline(always)]
+fn fold_bits_body<W: Word, const N: usize, const OP: u8>(
+    groups: &[[&[W]; N]],
+    acc: &mut [u64],
+    row: usize,
+    f: &impl Fn([W; N]) -> W,
+) {
+    use super::kernel::fold;
+    match OP {
+        super::FOLD_AND => {
+            let id = W::lit(0).not();
+            fold(groups, acc, row, id, f, W::and, W::bits, |a, b| a & b)
+        }
+        super::FOLD_OR => fold(groups, acc, row, W::lit(0), f, W::or, W::bits, |a, b| a | b),
+        _ => fold(groups, acc, row, W::lit(0), f, W::xor, W::bits, |a, b| {
+            a ^ b
+        }),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+fn fold_count_avx2<W: Word, const N: usize>(
+    groups: &[[&[W]; N]],
+    acc: &mut [u64],
+    row: usize,
+    f: &impl Fn([W; N]) -> u32,
+) {
+    fold_count_body(groups, acc, row, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
+fn fold_count_avx512<W: Word, const N: usize>(
+    groups: &[[&[W]; N]],
+    acc: &mut [u64],
+    row: usize,
+    f: &impl Fn([W; N]) -> u32,
+) {
+    fold_count_body(groups, acc, row, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+fn fold_bits_avx2<W: Word, const N: usize, const OP: u8>(
+    groups: &[[&[W]; N]],
+    acc: &mut [u64],
+    row: usize,
+    f: &impl Fn([W; N]) -> W,
+) {
+    fold_bits_body::<W, N, OP>(groups, acc, row, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
+fn fold_bits_avx512<W: Word, const N: usize, const OP: u8>(
+    groups: &[[&[W]; N]],
+    acc: &mut [u64],
+    row: usize,
+    f: &impl Fn([W; N]) -> W,
+) {
+    fold_bits_body::<W, N, OP>(groups, acc, row, f)
+}
+
 /// The wide pair tile ([`pair_wide_body`](super::pair::pair_wide_body)) in the best version this
 /// CPU runs: with AVX-512 VPOPCNTDQ, eight 64-bit counts per instruction.
 #[inline]
@@ -319,6 +437,108 @@ mod tests {
         check::<i32>(|v| v as i32);
         check::<u64>(|v| v);
         check::<i64>(|v| v as i64);
+    }
+
+    /// Each version of the fused reduction loops gives the baseline's result, row by row and
+    /// column by column over one to four rows.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_instruction_set_folds_alike() {
+        fn check<W: IntWord>(from: fn(u64) -> W) {
+            let words = |seed: u64, n: usize| -> Vec<W> {
+                let mut x = seed;
+                (0..n)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        from(x)
+                    })
+                    .collect()
+            };
+            let count = |[a, b]: [W; 2]| a.xor(b).count_ones();
+            let bits = |[a, b]: [W; 2]| a.and(b.not());
+            for (outs, row) in [(1, 1), (3, 7), (5, 0), (64, 0), (2, 100), (77, 0)] {
+                let n = outs * row.max(1);
+                let rows: Vec<[Vec<W>; 2]> = (0..4)
+                    .map(|r| [words(r * 2 + 1, n), words(r * 2 + 2, n)])
+                    .collect();
+                let groups: Vec<[&[W]; 2]> = rows.iter().map(|[a, b]| [&a[..], &b[..]]).collect();
+                let used = if row == 0 { &groups[..] } else { &groups[..1] };
+                for g in 1..=used.len() {
+                    let base = |f: &dyn Fn(&mut [u64])| {
+                        let mut acc = vec![7u64; outs];
+                        f(&mut acc);
+                        acc
+                    };
+                    let c0 = base(&|acc| super::fold_count_body(&used[..g], acc, row, &count));
+                    let x0 = base(&|acc| {
+                        super::fold_bits_body::<W, 2, { super::super::FOLD_XOR }>(
+                            &used[..g],
+                            acc,
+                            row,
+                            &bits,
+                        )
+                    });
+                    // The reference: element by element.
+                    let mut want_c = vec![7u64; outs];
+                    let mut want_x = vec![7u64; outs];
+                    for (o, (wc, wx)) in want_c.iter_mut().zip(&mut want_x).enumerate() {
+                        for gr in &used[..g] {
+                            let idx: Vec<usize> = match row {
+                                0 => vec![o],
+                                _ => (o * row..(o + 1) * row).collect(),
+                            };
+                            for i in idx {
+                                *wc += u64::from(count([gr[0][i], gr[1][i]]));
+                                *wx ^= bits([gr[0][i], gr[1][i]]).bits();
+                            }
+                        }
+                    }
+                    assert_eq!(
+                        (&c0, &x0),
+                        (&want_c, &want_x),
+                        "baseline {outs} x {row}, {g}"
+                    );
+                    if std::arch::is_x86_feature_detected!("avx2") {
+                        // SAFETY: AVX2 was detected on this CPU.
+                        let c = base(&|acc| unsafe {
+                            super::fold_count_avx2(&used[..g], acc, row, &count)
+                        });
+                        // SAFETY: AVX2 was detected on this CPU.
+                        let x = base(&|acc| unsafe {
+                            super::fold_bits_avx2::<W, 2, { super::super::FOLD_XOR }>(
+                                &used[..g],
+                                acc,
+                                row,
+                                &bits,
+                            )
+                        });
+                        assert_eq!((&c, &x), (&want_c, &want_x), "AVX2 {outs} x {row}, {g}");
+                    }
+                    if super::isa() == super::Isa::Avx512 {
+                        // SAFETY: `isa` detected every feature these are compiled for.
+                        let c = base(&|acc| unsafe {
+                            super::fold_count_avx512(&used[..g], acc, row, &count)
+                        });
+                        // SAFETY: as above.
+                        let x = base(&|acc| unsafe {
+                            super::fold_bits_avx512::<W, 2, { super::super::FOLD_XOR }>(
+                                &used[..g],
+                                acc,
+                                row,
+                                &bits,
+                            )
+                        });
+                        assert_eq!((&c, &x), (&want_c, &want_x), "AVX-512 {outs} x {row}, {g}");
+                    }
+                }
+            }
+        }
+        check::<u8>(|v| v as u8);
+        check::<i16>(|v| v as i16);
+        check::<u32>(|v| v as u32);
+        check::<u64>(|v| v);
     }
 
     #[test]
