@@ -149,6 +149,21 @@ fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
     let gpu = gpu_kernels(m);
     let traits = supports_traits(m, ident, &s.vis);
     let eval = eval_fn(m);
+    // A pairwise sum whose count is the same at every width also runs on whole words.
+    let wide = if m.pairwise && sig.wide {
+        let inner = m.compute.to_lanes();
+        quote! {
+            #[automatically_derived]
+            impl ::tensorbits::__private::WideExpr for #ident {
+                #[inline(always)]
+                fn wide<L: ::tensorbits::__private::Lanes>(x: [L; 2]) -> L {
+                    #inner
+                }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let methods = methods(&sig, &|method| method_body(&sig, method));
     let mut item = s.clone();
     item.attrs.push(syn::parse_quote!(#[doc = #doc]));
@@ -160,6 +175,7 @@ fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
         // The kernels and metadata are items of this block, out of the user's namespace.
         const _: () = {
             #cpu
+            #wide
             #gpu
 
             #[automatically_derived]
@@ -325,7 +341,7 @@ fn cpu_kernels(m: &Model, ident: &Ident) -> TokenStream {
                 (
                     quote! {
                         fn #f(task: &::tensorbits::__private::PairTask<'_>, out: &mut [u64]) {
-                            ::tensorbits::__private::pair::<#w>(task, out, #elem, #wide, #use_wide)
+                            ::tensorbits::__private::pair::<#w, #wide>(task, out, #elem, #use_wide)
                         }
                     },
                     quote! {
@@ -452,7 +468,8 @@ fn fold_call(r: ReduceOp, path: &TokenStream, w: &TokenStream, n: usize) -> Toke
 }
 
 /// A pairwise op's element function (at `path`) at word `w` as the value a pair kernel folds (a
-/// count, or the element's bits), and at `u64` for the wide path of a sum.
+/// count, or the element's bits), and the type whose `WideExpr` gives its wide path: the op's own
+/// when `wide`, else `NoWide`.
 fn pair_fns(
     count: bool,
     wide: bool,
@@ -465,9 +482,9 @@ fn pair_fns(
         quote!(|x| ::tensorbits::__private::Word::bits(#path::__tensorbits_eval::<#w>(x)))
     };
     let wide = if wide {
-        quote!(|x| u64::from(#path::__tensorbits_eval::<u64>(x)))
+        path.clone()
     } else {
-        quote!(|_: [u64; 2]| 0u64)
+        quote!(::tensorbits::__private::NoWide)
     };
     (elem, wide)
 }
@@ -666,7 +683,7 @@ fn reduce_body(sig: &Signature<'_>, method: Method) -> TokenStream {
         quote! {
             ::core::option::Option::Some((
                 &|t: &::tensorbits::__private::PairTask<'_>, o: &mut [u64]| {
-                    ::tensorbits::__private::pair::<#word>(t, o, #elem, #wide, #use_wide)
+                    ::tensorbits::__private::pair::<#word, #wide>(t, o, #elem, #use_wide)
                 },
                 #use_wide,
             ))

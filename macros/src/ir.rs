@@ -344,6 +344,30 @@ impl Expr {
         matches!(self, Expr::CountOnes(e) if e.is_width_agnostic())
     }
 
+    /// For a width-agnostic count: the Rust source of the expression under `count_ones()` over any
+    /// `Lanes` (whole 64-bit words, or vectors of them) `x[0]`, `x[1]`, ...
+    pub fn to_lanes(&self) -> TokenStream {
+        let l = quote!(::tensorbits::__private::Lanes);
+        match self {
+            Expr::CountOnes(e) => e.to_lanes(),
+            Expr::Input(k) => quote!(x[#k]),
+            Expr::Not(e) => {
+                let e = e.to_lanes();
+                quote!(#l::not(#e))
+            }
+            Expr::Bin(op, a, b) => {
+                let (a, b) = (a.to_lanes(), b.to_lanes());
+                match op {
+                    BinOp::And => quote!(#l::and(#a, #b)),
+                    BinOp::Or => quote!(#l::or(#a, #b)),
+                    // Shifts and literals are never width-agnostic (see `is_width_agnostic`).
+                    _ => quote!(#l::xor(#a, #b)),
+                }
+            }
+            Expr::Lit(..) => quote!(x[0]),
+        }
+    }
+
     /// WGSL computing this tree from `x0..`, through the class's `tb_*` helpers (where the GPU side of
     /// the semantics of shifts and `bool` live, in tensorbits-core's wgsl.rs).
     pub fn to_wgsl(&self, class: tensorbits_core::wgsl::WordClass) -> String {

@@ -125,6 +125,59 @@ pub trait Word: bytemuck::Pod + Send + Sync + 'static {
     fn bits(self) -> u64;
 }
 
+/// Bitwise operations on whole 64-bit words or vectors of them: what the wide path of a pairwise
+/// sum evaluates an op's expression on (see [`WideExpr`]).
+#[doc(hidden)]
+pub trait Lanes: Copy {
+    /// NOT.
+    fn not(self) -> Self;
+    /// AND.
+    fn and(self, rhs: Self) -> Self;
+    /// OR.
+    fn or(self, rhs: Self) -> Self;
+    /// XOR.
+    fn xor(self, rhs: Self) -> Self;
+}
+
+impl Lanes for u64 {
+    #[inline(always)]
+    fn not(self) -> Self {
+        !self
+    }
+    #[inline(always)]
+    fn and(self, r: Self) -> Self {
+        self & r
+    }
+    #[inline(always)]
+    fn or(self, r: Self) -> Self {
+        self | r
+    }
+    #[inline(always)]
+    fn xor(self, r: Self) -> Self {
+        self ^ r
+    }
+}
+
+/// The expression under the `count_ones()` of a pairwise sum that is the same at every width (only
+/// `&`, `|`, `^`, `!` of the inputs), for any [`Lanes`]: its count over whole words is the sum of
+/// its counts over the elements in them. `#[bitwise_op]` implements it for such ops.
+#[doc(hidden)]
+pub trait WideExpr {
+    /// The expression of `x[0]` (a word of `a`) and `x[1]` (the same word of `b`).
+    fn wide<L: Lanes>(x: [L; 2]) -> L;
+}
+
+/// The [`WideExpr`] of ops without a wide path: never evaluated.
+#[doc(hidden)]
+pub struct NoWide;
+
+impl WideExpr for NoWide {
+    #[inline(always)]
+    fn wide<L: Lanes>(x: [L; 2]) -> L {
+        x[0]
+    }
+}
+
 /// Shifts and bit counts, for integer words (floats use the unsigned word of their width).
 pub trait IntWord: Word {
     /// `x << y`: 0 when `y` is negative or at least the width.

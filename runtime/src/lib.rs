@@ -76,7 +76,7 @@ pub mod __private {
     };
     pub use crate::cpu::map;
     pub use crate::cpu::{Kernels, fold_bits, fold_code, fold_count, pair};
-    pub use crate::element::{Bool8, CountOutput, IntWord, Word};
+    pub use crate::element::{Bool8, CountOutput, IntWord, Lanes, NoWide, WideExpr, Word};
     #[cfg(feature = "gpu")]
     pub use crate::gpu::{knn_on, reduce_on, run_on};
     pub use crate::op::{

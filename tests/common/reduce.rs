@@ -1,5 +1,5 @@
-//! Reductions, pairwise ops and knn for the tests: four ops of their own beside the standard ones
-//! (a wide and a narrow pairwise sum, a bitwise pairwise reduction, a two-input reduction with
+//! Reductions, pairwise ops and knn for the tests: five ops of their own beside the standard ones
+//! (two wide pairwise sums and a narrow one, a bitwise pairwise reduction, a two-input reduction with
 //! broadcasting, XNOR-popcount), a plain scalar reference written independently of the library,
 //! and random cases.
 
@@ -20,6 +20,18 @@ use tensorbits::{
     output = [u32, u64, u16],
 )]
 pub struct AndPopCdist;
+
+/// XNOR-popcount of binary neural networks, pairwise: the wide path with NOT, OR and AND.
+#[bitwise_op(
+    name = "XNOR_OR_CDIST",
+    inputs = [a, b],
+    compute = (!(a ^ b) | (a & !b)).count_ones(),
+    reduce = sum,
+    pairwise,
+    support(EXT = [u8, u16, u64, i8]),
+    output = [u32, u64],
+)]
+pub struct XnorOrCdist;
 
 /// A shift: the same at no other width, so element by element.
 #[bitwise_op(
@@ -82,6 +94,7 @@ pub fn pairwise_ops() -> Vec<&'static OpInfo> {
     vec![
         <ops::HammingCdist as Op>::INFO,
         <AndPopCdist as Op>::INFO,
+        <XnorOrCdist as Op>::INFO,
         <ShiftyCdist as Op>::INFO,
         <XorOrCdist as Op>::INFO,
     ]
@@ -106,6 +119,7 @@ pub fn elem(name: &str, dt: DataType, x: &[u64]) -> u64 {
         "AND_NOT_XOR_REDUCE" if bool_ => b(x[0]) & (1 - b(x[1])),
         "AND_NOT_XOR_REDUCE" => x[0] & !x[1] & m,
         "XNOR_POP" => (!(x[0] ^ x[1]) & m).count_ones() as u64,
+        "XNOR_OR_CDIST" => ((!(x[0] ^ x[1]) | (x[0] & !x[1])) & m).count_ones() as u64,
         other => panic!("no reference for {other}"),
     }
 }

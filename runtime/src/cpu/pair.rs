@@ -15,7 +15,7 @@
 use super::reduce::{write_elem, write_run};
 use super::{PARALLEL_BYTES, simd};
 use crate::MAX_RANK;
-use crate::element::Word;
+use crate::element::{WideExpr, Word};
 use crate::op::{InputBuffer, PairTask, Plan, ReduceOp};
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
@@ -31,20 +31,19 @@ const NB: usize = 256;
 const MB: usize = 8;
 
 /// The tile computation generated kernels call: `elem` is the op's element function at the element
-/// type's word, giving the count or bits to combine; `wide` the same at `u64`, used (when
-/// `use_wide`) for the packed part of a sum.
+/// type's word, giving the count or bits to combine; `E` its expression under the count at whole
+/// words, used (when `use_wide`) for the packed part of a sum.
 #[doc(hidden)]
 #[inline(always)]
-pub fn pair<W: Word>(
+pub fn pair<W: Word, E: WideExpr>(
     task: &PairTask<'_>,
     out: &mut [u64],
     elem: impl Fn([W; 2]) -> u64,
-    wide: impl Fn([u64; 2]) -> u64,
     use_wide: bool,
 ) {
     match task.packed {
         Some(packed) if use_wide && task.op == ReduceOp::Sum => {
-            simd::pair_wide(task, packed, out, &elem, &wide)
+            simd::pair_wide::<W, E>(task, packed, out, &elem)
         }
         _ => simd::pair_elems(task, out, &elem),
     }
@@ -52,17 +51,17 @@ pub fn pair<W: Word>(
 
 /// Rows of `a` per register block of the wide tile: eight rows against eight packed rows of `b`
 /// keep 8 vector accumulators, so each load of `b` serves eight rows.
-const RB: usize = 8;
+pub(crate) const RB: usize = 8;
 
 /// The wide tile: rows of `a` [`RB`] at a time against packed blocks of eight rows of `b`; the
 /// elements past the last whole word of a row with `elem`.
 #[inline(always)]
-pub(crate) fn pair_wide_body<W: Word>(
+pub(crate) fn pair_wide_body<W: Word, E: WideExpr, B: Block>(
+    isa: B,
     task: &PairTask<'_>,
     packed: &[u64],
     out: &mut [u64],
     elem: &impl Fn([W; 2]) -> u64,
-    wide: &impl Fn([u64; 2]) -> u64,
 ) {
     let ww = task.wide_words;
     let es = task.elem_size;
@@ -84,6 +83,7 @@ pub(crate) fn pair_wide_body<W: Word>(
         heap.resize(RB * ww, 0);
         &mut heap
     };
+    let mut acc = [[0u64; 8]; RB];
     for i0 in (0..task.a_rows).step_by(RB) {
         let ri = (task.a_rows - i0).min(RB);
         // Rows past the last repeat the last one and are not written.
@@ -99,15 +99,15 @@ pub(crate) fn pair_wide_body<W: Word>(
             let pb = &packed[jb * ww * 8..(jb + 1) * ww * 8];
             // Codes of a few words (FAISS's common sizes) are unrolled, so the accumulators stay
             // in registers.
-            let mut acc = match ww {
-                1 => block::<1>(aw, pb, wide),
-                2 => block::<2>(aw, pb, wide),
-                3 => block::<3>(aw, pb, wide),
-                4 => block::<4>(aw, pb, wide),
-                8 => block::<8>(aw, pb, wide),
-                16 => block::<16>(aw, pb, wide),
-                _ => block_any(aw, pb, ww, wide),
-            };
+            match ww {
+                1 => isa.block::<E, 1>(aw, pb, &mut acc),
+                2 => isa.block::<E, 2>(aw, pb, &mut acc),
+                3 => isa.block::<E, 3>(aw, pb, &mut acc),
+                4 => isa.block::<E, 4>(aw, pb, &mut acc),
+                8 => isa.block::<E, 8>(aw, pb, &mut acc),
+                16 => isa.block::<E, 16>(aw, pb, &mut acc),
+                _ => isa.block_any::<E>(aw, pb, ww, &mut acc),
+            }
             let cols = (task.b_rows - jb * 8).min(8);
             for (r, acc_r) in acc.iter_mut().enumerate().take(ri) {
                 let at = (i0 + r) * task.out_stride + jb * 8;
@@ -120,48 +120,58 @@ pub(crate) fn pair_wide_body<W: Word>(
                         }
                     }
                 }
-                out[at..at + cols].copy_from_slice(&acc_r[..cols]);
+                match out
+                    .get_mut(at..at + 8)
+                    .and_then(|o| <&mut [u64; 8]>::try_from(o).ok())
+                {
+                    // A whole block: a fixed-size copy in registers.
+                    Some(o) if cols == 8 => *o = *acc_r,
+                    _ => copy_part(&mut out[at..at + cols], &acc_r[..cols]),
+                }
             }
         }
     }
 }
 
-/// One register block: [`RB`] rows of `a` (`WW` words each, in `aw`) against eight packed rows.
-#[inline(always)]
-fn block<const WW: usize>(
-    aw: &[u64],
-    pb: &[u64],
-    wide: &impl Fn([u64; 2]) -> u64,
-) -> [[u64; 8]; RB] {
-    let mut acc = [[0u64; 8]; RB];
-    let (aw, pb) = (&aw[..RB * WW], &pb[..WW * 8]);
-    for w in 0..WW {
-        let bv: [u64; 8] = std::array::from_fn(|c| pb[w * 8 + c]);
-        for (r, acc_r) in acc.iter_mut().enumerate() {
-            let av = aw[r * WW + w];
-            for (a, &b) in acc_r.iter_mut().zip(&bv) {
-                *a += wide([av, b]);
-            }
-        }
-    }
-    acc
+/// The last, partial block of a row: out of line, so that the compiler does not merge the copy of
+/// whole blocks into a call of `memcpy` of variable length.
+#[inline(never)]
+fn copy_part(out: &mut [u64], acc: &[u64]) {
+    out.copy_from_slice(acc);
 }
 
-/// [`block`] for any number of words.
-#[inline(always)]
-fn block_any(aw: &[u64], pb: &[u64], ww: usize, wide: &impl Fn([u64; 2]) -> u64) -> [[u64; 8]; RB] {
-    let mut acc = [[0u64; 8]; RB];
-    for (w, bw) in pb.chunks_exact(8).enumerate().take(ww) {
-        let mut bv = [0u64; 8];
-        bv.copy_from_slice(bw);
+/// A register block of the wide tile on one instruction set: [`RB`] rows of `a` (`ww` words each,
+/// in `aw`) against eight packed rows of `b` (`pb`), each pair's count of `E` over the words. A
+/// value of the type is the proof that the CPU runs the instructions it uses.
+pub(crate) trait Block: Copy {
+    /// The block for codes of `WW` words, unrolled, into `out`.
+    fn block<E: WideExpr, const WW: usize>(self, aw: &[u64], pb: &[u64], out: &mut [[u64; 8]; RB]);
+    /// The block for any number of words, into `out`.
+    fn block_any<E: WideExpr>(self, aw: &[u64], pb: &[u64], ww: usize, out: &mut [[u64; 8]; RB]);
+}
+
+/// Scalar blocks, for any CPU: the compiler's bit count of each word.
+#[derive(Clone, Copy)]
+pub(crate) struct Scalar;
+
+impl Block for Scalar {
+    #[inline(always)]
+    fn block<E: WideExpr, const WW: usize>(self, aw: &[u64], pb: &[u64], out: &mut [[u64; 8]; RB]) {
+        self.block_any::<E>(&aw[..RB * WW], &pb[..WW * 8], WW, out)
+    }
+
+    #[inline(always)]
+    fn block_any<E: WideExpr>(self, aw: &[u64], pb: &[u64], ww: usize, acc: &mut [[u64; 8]; RB]) {
+        *acc = [[0u64; 8]; RB];
         for (r, acc_r) in acc.iter_mut().enumerate() {
-            let av = aw[r * ww + w];
-            for (a, &b) in acc_r.iter_mut().zip(&bv) {
-                *a += wide([av, b]);
+            for (w, bw) in pb.chunks_exact(8).enumerate().take(ww) {
+                let av = aw[r * ww + w];
+                for (a, &b) in acc_r.iter_mut().zip(bw) {
+                    *a += u64::from(E::wide([av, b]).count_ones());
+                }
             }
         }
     }
-    acc
 }
 
 #[inline(always)]
@@ -245,12 +255,14 @@ fn rows<'a>(
 fn pack(b: &Rows<'_>, n: usize, ww: usize) -> Vec<u64> {
     let blocks = n.div_ceil(8);
     let mut p = vec![0u64; blocks * ww * 8];
-    for j in 0..n {
-        let row = &b.bytes[j * b.stride..];
-        let (blk, c) = (j / 8, j % 8);
-        for w in 0..ww {
-            let word = u64::from_le_bytes(std::array::from_fn(|i| row[w * 8 + i]));
-            p[(blk * ww + w) * 8 + c] = word;
+    // Block `blk`: row `8 * blk + c` goes to lane `c` of each of its words.
+    for (blk, d) in p.chunks_exact_mut(ww * 8).enumerate() {
+        for c in 0..8.min(n - blk * 8) {
+            let j = blk * 8 + c;
+            let row = &b.bytes[j * b.stride..j * b.stride + ww * 8];
+            for (w, word) in row.chunks_exact(8).enumerate() {
+                d[w * 8 + c] = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+            }
         }
     }
     p
@@ -494,7 +506,13 @@ fn select(
             for r in 0..ni {
                 let q = r0 - i0 + r;
                 let heap = &mut heaps[q];
-                for (c, &d) in tile[r * nj..(r + 1) * nj].iter().enumerate() {
+                let row = &tile[r * nj..(r + 1) * nj];
+                // Once a row has `k` candidates, few distances beat the worst of them: a
+                // vectorized minimum rules out most tiles without a look at each distance.
+                if heap.len() == k && simd::min_u64(row) >= limit[q] {
+                    continue;
+                }
+                for (c, &d) in row.iter().enumerate() {
                     // Rows come in increasing index order: an equal distance never displaces.
                     if d < limit[q] || heap.len() < k {
                         heap.push((d, (jb + c) as u64));

@@ -55,16 +55,23 @@ pub(crate) fn write_elem(out: &mut [u8], at: usize, es: usize, v: u64) {
 
 /// Writes accumulators as consecutive output elements of `es` bytes.
 pub(crate) fn write_run(out: &mut [u8], src: &[u64], es: usize) {
-    fn go<const S: usize>(out: &mut [u8], src: &[u64]) {
-        for (d, &v) in out.chunks_exact_mut(S).zip(src) {
-            d.copy_from_slice(&v.to_le_bytes()[..S]);
+    fn go<T: bytemuck::Pod, const S: usize>(out: &mut [u8], src: &[u64], cast: fn(u64) -> T) {
+        let n = src.len().min(out.len() / S);
+        match bytemuck::try_cast_slice_mut::<u8, T>(&mut out[..n * S]) {
+            // Aligned: a loop the compiler vectorizes.
+            Ok(o) => o.iter_mut().zip(src).for_each(|(d, &v)| *d = cast(v)),
+            Err(_) => {
+                for (d, &v) in out.chunks_exact_mut(S).zip(src) {
+                    d.copy_from_slice(&v.to_le_bytes()[..S]);
+                }
+            }
         }
     }
     match es {
-        1 => go::<1>(out, src),
-        2 => go::<2>(out, src),
-        4 => go::<4>(out, src),
-        _ => go::<8>(out, src),
+        1 => go::<u8, 1>(out, src, |v| v as u8),
+        2 => go::<u16, 2>(out, src, |v| v as u16),
+        4 => go::<u32, 4>(out, src, |v| v as u32),
+        _ => go::<u64, 8>(out, src, |v| v),
     }
 }
 

@@ -11,7 +11,8 @@
     reason = "target-feature dispatch and SSE2 intrinsics; each use states its safety"
 )]
 
-use crate::element::Word;
+use super::pair::Scalar;
+use crate::element::{WideExpr, Word};
 use crate::op::PairTask;
 use bytemuck::Pod;
 
@@ -249,25 +250,54 @@ fn fold_bits_avx512<W: Word, const N: usize, const OP: u8>(
     fold_bits_body::<W, N, OP>(groups, acc, row, f)
 }
 
-/// The wide pair tile ([`pair_wide_body`](super::pair::pair_wide_body)) in the best version this
-/// CPU runs: with AVX-512 VPOPCNTDQ, eight 64-bit counts per instruction.
+/// The smallest of `v` (`u64::MAX` when empty), in the best version this CPU runs: knn's test of
+/// whether a tile can hold a candidate at all (SSE2 has no unsigned 64-bit minimum).
 #[inline]
-pub(crate) fn pair_wide<W: Word>(
+pub(crate) fn min_u64(v: &[u64]) -> u64 {
+    #[inline(always)]
+    fn body(v: &[u64]) -> u64 {
+        v.iter().fold(u64::MAX, |m, &d| m.min(d))
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f")]
+        fn avx512(v: &[u64]) -> u64 {
+            body(v)
+        }
+        #[target_feature(enable = "avx2")]
+        fn avx2(v: &[u64]) -> u64 {
+            body(v)
+        }
+        match isa() {
+            // SAFETY: `isa` detected AVX-512F on this CPU.
+            Isa::Avx512 => return unsafe { avx512(v) },
+            // SAFETY: AVX2 was detected on this CPU.
+            Isa::Avx2 => return unsafe { avx2(v) },
+            Isa::Baseline => {}
+        }
+    }
+    body(v)
+}
+
+/// The wide pair tile ([`pair_wide_body`](super::pair::pair_wide_body)) in the best version this
+/// CPU runs: with AVX-512 VPOPCNTDQ, eight 64-bit counts per instruction; with AVX2, counts of
+/// bytes by nibble lookup.
+#[inline]
+pub(crate) fn pair_wide<W: Word, E: WideExpr>(
     task: &PairTask<'_>,
     packed: &[u64],
     out: &mut [u64],
     elem: &impl Fn([W; 2]) -> u64,
-    wide: &impl Fn([u64; 2]) -> u64,
 ) {
     #[cfg(target_arch = "x86_64")]
     match isa() {
         // SAFETY: the features `pair_wide_avx512` is compiled for were detected on this CPU.
-        Isa::Avx512 => return unsafe { pair_wide_avx512(task, packed, out, elem, wide) },
+        Isa::Avx512 => return unsafe { pair_wide_avx512::<W, E>(task, packed, out, elem) },
         // SAFETY: AVX2 was detected on this CPU.
-        Isa::Avx2 => return unsafe { pair_wide_avx2(task, packed, out, elem, wide) },
+        Isa::Avx2 => return unsafe { pair_wide_avx2::<W, E>(task, packed, out, elem) },
         Isa::Baseline => {}
     }
-    super::pair::pair_wide_body(task, packed, out, elem, wide)
+    super::pair::pair_wide_body::<W, E, _>(Scalar, task, packed, out, elem)
 }
 
 /// The element-by-element pair tile in the best version this CPU runs.
@@ -290,26 +320,202 @@ pub(crate) fn pair_elems<W: Word>(
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
-fn pair_wide_avx2<W: Word>(
+fn pair_wide_avx2<W: Word, E: WideExpr>(
     task: &PairTask<'_>,
     packed: &[u64],
     out: &mut [u64],
     elem: &impl Fn([W; 2]) -> u64,
-    wide: &impl Fn([u64; 2]) -> u64,
 ) {
-    super::pair::pair_wide_body(task, packed, out, elem, wide)
+    super::pair::pair_wide_body::<W, E, _>(wide::Avx2(()), task, packed, out, elem)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
-fn pair_wide_avx512<W: Word>(
+fn pair_wide_avx512<W: Word, E: WideExpr>(
     task: &PairTask<'_>,
     packed: &[u64],
     out: &mut [u64],
     elem: &impl Fn([W; 2]) -> u64,
-    wide: &impl Fn([u64; 2]) -> u64,
 ) {
-    super::pair::pair_wide_body(task, packed, out, elem, wide)
+    super::pair::pair_wide_body::<W, E, _>(wide::Avx512(()), task, packed, out, elem)
+}
+
+/// The register blocks of the wide pair tile in vector registers: eight rows of `a` against the
+/// eight packed rows of `b` of each word, `b`'s word loaded once for all eight. The op's
+/// expression runs on whole vectors through [`Lanes`].
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    use super::super::pair::{Block, RB};
+    use crate::element::{Lanes, WideExpr};
+    use std::arch::x86_64::*;
+
+    /// The AVX-512 (F and VPOPCNTDQ) blocks. Made only by `pair_wide_avx512`, after `isa()`
+    /// detected those features: a value is the proof that the CPU has them.
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx512(pub(super) ());
+
+    /// The AVX2 blocks. Made only by `pair_wide_avx2`, after AVX2 was detected.
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx2(pub(super) ());
+
+    /// Eight 64-bit lanes. Made only inside [`Avx512`]'s blocks.
+    #[derive(Clone, Copy)]
+    struct V512(__m512i);
+
+    /// Four 64-bit lanes. Made only inside [`Avx2`]'s blocks.
+    #[derive(Clone, Copy)]
+    struct V256(__m256i);
+
+    // SAFETY (every `unsafe` block of the impls below): the intrinsics need AVX-512F (`V512`) or
+    // AVX2 (`V256`), which the CPU has because a value of the type exists (see the types).
+    impl Lanes for V512 {
+        #[inline(always)]
+        fn not(self) -> Self {
+            // SAFETY: see above.
+            V512(unsafe { _mm512_ternarylogic_epi64::<0x55>(self.0, self.0, self.0) })
+        }
+        #[inline(always)]
+        fn and(self, r: Self) -> Self {
+            // SAFETY: see above.
+            V512(unsafe { _mm512_and_si512(self.0, r.0) })
+        }
+        #[inline(always)]
+        fn or(self, r: Self) -> Self {
+            // SAFETY: see above.
+            V512(unsafe { _mm512_or_si512(self.0, r.0) })
+        }
+        #[inline(always)]
+        fn xor(self, r: Self) -> Self {
+            // SAFETY: see above.
+            V512(unsafe { _mm512_xor_si512(self.0, r.0) })
+        }
+    }
+
+    impl Lanes for V256 {
+        #[inline(always)]
+        fn not(self) -> Self {
+            // SAFETY: see above.
+            V256(unsafe { _mm256_xor_si256(self.0, _mm256_set1_epi64x(-1)) })
+        }
+        #[inline(always)]
+        fn and(self, r: Self) -> Self {
+            // SAFETY: see above.
+            V256(unsafe { _mm256_and_si256(self.0, r.0) })
+        }
+        #[inline(always)]
+        fn or(self, r: Self) -> Self {
+            // SAFETY: see above.
+            V256(unsafe { _mm256_or_si256(self.0, r.0) })
+        }
+        #[inline(always)]
+        fn xor(self, r: Self) -> Self {
+            // SAFETY: see above.
+            V256(unsafe { _mm256_xor_si256(self.0, r.0) })
+        }
+    }
+
+    impl Block for Avx512 {
+        #[inline(always)]
+        fn block<E: WideExpr, const WW: usize>(
+            self,
+            aw: &[u64],
+            pb: &[u64],
+            out: &mut [[u64; 8]; RB],
+        ) {
+            self.block_any::<E>(&aw[..RB * WW], &pb[..WW * 8], WW, out)
+        }
+
+        #[inline(always)]
+        fn block_any<E: WideExpr>(
+            self,
+            aw: &[u64],
+            pb: &[u64],
+            ww: usize,
+            out: &mut [[u64; 8]; RB],
+        ) {
+            let (aw, pb) = (&aw[..RB * ww], &pb[..ww * 8]);
+            // SAFETY: AVX-512F and VPOPCNTDQ are present (see `Avx512`); every load reads eight
+            // words of `pb` at `w * 8` for `w < ww`, inside the slice of `ww * 8` words checked
+            // above, and every store writes one `[u64; 8]` of `out`.
+            unsafe {
+                let mut acc = [_mm512_setzero_si512(); RB];
+                for w in 0..ww {
+                    let b = V512(_mm512_loadu_si512(pb.as_ptr().add(w * 8).cast()));
+                    for (r, acc_r) in acc.iter_mut().enumerate() {
+                        let a = V512(_mm512_set1_epi64(aw[r * ww + w] as i64));
+                        let v = E::wide([a, b]).0;
+                        *acc_r = _mm512_add_epi64(*acc_r, _mm512_popcnt_epi64(v));
+                    }
+                }
+                for (o, a) in out.iter_mut().zip(acc) {
+                    _mm512_storeu_si512(o.as_mut_ptr().cast(), a);
+                }
+            }
+        }
+    }
+
+    impl Block for Avx2 {
+        #[inline(always)]
+        fn block<E: WideExpr, const WW: usize>(
+            self,
+            aw: &[u64],
+            pb: &[u64],
+            out: &mut [[u64; 8]; RB],
+        ) {
+            self.block_any::<E>(&aw[..RB * WW], &pb[..WW * 8], WW, out)
+        }
+
+        #[inline(always)]
+        fn block_any<E: WideExpr>(
+            self,
+            aw: &[u64],
+            pb: &[u64],
+            ww: usize,
+            out: &mut [[u64; 8]; RB],
+        ) {
+            let (aw, pb) = (&aw[..RB * ww], &pb[..ww * 8]);
+            // SAFETY: AVX2 is present (see `Avx2`); every load reads four words of `pb` at
+            // `w * 8 + h * 4` for `w < ww` and `h < 2`, inside the slice of `ww * 8` words
+            // checked above, and every store writes four words of one `[u64; 8]` of `out`.
+            unsafe {
+                // Bit counts of bytes by nibble lookup, summed as bytes over up to 31 words (at
+                // most 8 x 31 = 248 per byte) and then into 64-bit lanes.
+                let lut = _mm256_setr_epi8(
+                    0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2,
+                    2, 3, 2, 3, 3, 4,
+                );
+                let low = _mm256_set1_epi8(0x0f);
+                let count = |v: __m256i| {
+                    let lo = _mm256_and_si256(v, low);
+                    let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), low);
+                    _mm256_add_epi8(_mm256_shuffle_epi8(lut, lo), _mm256_shuffle_epi8(lut, hi))
+                };
+                for h in 0..2 {
+                    let mut acc = [_mm256_setzero_si256(); RB];
+                    let mut w0 = 0;
+                    while w0 < ww {
+                        let w1 = (w0 + 31).min(ww);
+                        let mut bytes = [_mm256_setzero_si256(); RB];
+                        for w in w0..w1 {
+                            let p = pb.as_ptr().add(w * 8 + h * 4).cast();
+                            let b = V256(_mm256_loadu_si256(p));
+                            for (r, acc_r) in bytes.iter_mut().enumerate() {
+                                let a = V256(_mm256_set1_epi64x(aw[r * ww + w] as i64));
+                                *acc_r = _mm256_add_epi8(*acc_r, count(E::wide([a, b]).0));
+                            }
+                        }
+                        for (a, b) in acc.iter_mut().zip(bytes) {
+                            *a = _mm256_add_epi64(*a, _mm256_sad_epu8(b, _mm256_setzero_si256()));
+                        }
+                        w0 = w1;
+                    }
+                    for (o, a) in out.iter_mut().zip(acc) {
+                        _mm256_storeu_si256(o.as_mut_ptr().add(h * 4).cast(), a);
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -539,6 +745,68 @@ mod tests {
         check::<i16>(|v| v as i16);
         check::<u32>(|v| v as u32);
         check::<u64>(|v| v);
+    }
+
+    /// Each instruction set's register blocks of the wide pair tile give the scalar blocks'
+    /// counts, for expressions with every operator and for every unrolled and general width.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_instruction_set_counts_blocks_alike() {
+        use super::super::pair::{Block, RB, Scalar};
+        use crate::element::{Lanes, WideExpr};
+        struct Xor;
+        impl WideExpr for Xor {
+            fn wide<L: Lanes>(x: [L; 2]) -> L {
+                x[0].xor(x[1])
+            }
+        }
+        struct Mixed;
+        impl WideExpr for Mixed {
+            fn wide<L: Lanes>(x: [L; 2]) -> L {
+                x[0].xor(x[1]).not().or(x[0].and(x[1].not()))
+            }
+        }
+        fn check<E: WideExpr>() {
+            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+            let mut next = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            for ww in [1usize, 2, 3, 4, 5, 8, 16, 40] {
+                let aw: Vec<u64> = (0..RB * ww).map(|_| next()).collect();
+                let pb: Vec<u64> = (0..ww * 8).map(|_| next()).collect();
+                let mut want = [[0u64; 8]; RB];
+                Scalar.block_any::<E>(&aw, &pb, ww, &mut want);
+                // The scalar blocks against a plain count.
+                for (r, row) in want.iter().enumerate() {
+                    for (c, &v) in row.iter().enumerate() {
+                        let n: u64 = (0..ww)
+                            .map(|w| {
+                                u64::from(E::wide([aw[r * ww + w], pb[w * 8 + c]]).count_ones())
+                            })
+                            .sum();
+                        assert_eq!(v, n, "scalar, {ww} words");
+                    }
+                }
+                let mut got = [[7u64; 8]; RB];
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    super::wide::Avx2(()).block_any::<E>(&aw, &pb, ww, &mut got);
+                    assert_eq!(got, want, "AVX2, {ww} words");
+                    if ww == 4 {
+                        super::wide::Avx2(()).block::<E, 4>(&aw, &pb, &mut got);
+                        assert_eq!(got, want, "AVX2 unrolled, {ww} words");
+                    }
+                }
+                if super::isa() == super::Isa::Avx512 {
+                    super::wide::Avx512(()).block_any::<E>(&aw, &pb, ww, &mut got);
+                    assert_eq!(got, want, "AVX-512, {ww} words");
+                }
+            }
+        }
+        check::<Xor>();
+        check::<Mixed>();
     }
 
     #[test]
