@@ -247,3 +247,75 @@ fn typed_forms_on_the_gpu() {
     let (cd, ci) = ops::HammingCdist::knn(&one, &many, 50).unwrap();
     assert_eq!((gd.data(), gi.data()), (cd.data(), ci.data()));
 }
+
+/// Both reduction kernels on shapes that choose each: one invocation per output for short
+/// reductions and for many outputs reduced along an outer axis, a workgroup per output for long
+/// contiguous ones; with axes of several dimensions and a sum, an `and` and an `xor`.
+#[test]
+fn both_reduction_kernels_match_the_cpu() {
+    let Some(g) = gpu::gpu() else { return };
+    let t = Target::Gpu(g);
+    let mut rng = Rng(5);
+    let cases: &[(&[usize], &[i64])] = &[
+        (&[3000, 16], &[-1]),     // short rows, many outputs
+        (&[100, 2000], &[0]),     // many outputs, outer axis: long strided columns
+        (&[300, 512], &[0]),      // few outputs, outer axis
+        (&[40, 3000], &[1]),      // long contiguous rows
+        (&[3, 50, 70], &[0, 2]),  // an outer and the inner axis
+        (&[6, 7, 300], &[1, 2]),  // long reductions over two axes
+        (&[1200, 3, 5], &[1, 2]), // many short ones over two axes
+    ];
+    for (shape, axes) in cases {
+        let n: usize = shape.iter().product();
+        let data: Vec<u16> = (0..n).map(|_| rng.next() as u16).collect();
+        let x = Tensor::from_vec(data, shape).unwrap();
+        let opts = Options::new().axes(tensorbits::Axes::new(axes).unwrap());
+        let cpu = ops::BitXorReduce::run_with(&opts, &x).unwrap();
+        let gpu = ops::BitXorReduce::run_on(&t, &opts, &x).unwrap();
+        assert_eq!(gpu.data(), cpu.data(), "xor {shape:?} {axes:?}");
+        let cpu = ops::BitAndReduce::run_with(&opts, &x).unwrap();
+        let gpu = ops::BitAndReduce::run_on(&t, &opts, &x).unwrap();
+        assert_eq!(gpu.data(), cpu.data(), "and {shape:?} {axes:?}");
+        let o32 = opts.output::<u32>();
+        let cpu = ops::BitCountSum::run_with(&o32, &x).unwrap();
+        let gpu = ops::BitCountSum::run_on(&t, &o32, &x).unwrap();
+        assert_eq!(gpu.data(), cpu.data(), "sum {shape:?} {axes:?}");
+    }
+}
+
+/// Pairwise ops and knn on rows of whole 32-bit words (the words kernels) and on rows that are not
+/// (the element kernels), against the CPU: codes of 32 and of 31 bytes, and `u16` codes of 6
+/// elements, with more rows than one workgroup takes on either side.
+#[test]
+fn word_and_element_kernels_match_the_cpu() {
+    let Some(g) = gpu::gpu() else { return };
+    let t = Target::Gpu(g);
+    let mut rng = Rng(9);
+    for (m, n, k) in [(37usize, 150usize, 32usize), (37, 150, 31), (20, 70, 4)] {
+        let a: Vec<u8> = (0..m * k).map(|_| rng.next() as u8).collect();
+        let b: Vec<u8> = (0..n * k).map(|_| rng.next() as u8).collect();
+        let (a, b) = (
+            Tensor::from_vec(a, &[m, k]).unwrap(),
+            Tensor::from_vec(b, &[n, k]).unwrap(),
+        );
+        let cpu = ops::HammingCdist::run(&a, &b).unwrap();
+        let gpu = ops::HammingCdist::run_on(&t, &Options::new(), &a, &b).unwrap();
+        assert_eq!(gpu.data(), cpu.data(), "cdist u8 k {k}");
+        let (cd, ci) = ops::HammingCdist::knn(&a, &b, 7).unwrap();
+        let (gd, gi) = ops::HammingCdist::knn_on(&t, &Options::new(), &a, &b, 7).unwrap();
+        assert_eq!(
+            (gd.data(), gi.data()),
+            (cd.data(), ci.data()),
+            "knn u8 k {k}"
+        );
+    }
+    let a: Vec<u16> = (0..40 * 6).map(|_| rng.next() as u16).collect();
+    let b: Vec<u16> = (0..90 * 6).map(|_| rng.next() as u16).collect();
+    let (a, b) = (
+        Tensor::from_vec(a, &[40, 6]).unwrap(),
+        Tensor::from_vec(b, &[90, 6]).unwrap(),
+    );
+    let cpu = ops::HammingCdist::run(&a, &b).unwrap();
+    let gpu = ops::HammingCdist::run_on(&t, &Options::new(), &a, &b).unwrap();
+    assert_eq!(gpu.data(), cpu.data(), "cdist u16");
+}

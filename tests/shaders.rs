@@ -84,7 +84,7 @@ fn every_type_has_a_kernel_for_each_layout_it_needs() {
         // Element-wise ops: contiguous and strided; reductions: one; pairwise sums: tiles and knn.
         let layouts = match (op.reduce(), op.is_pairwise()) {
             (None, _) => vec![Layout::Contiguous, Layout::Strided],
-            (Some(_), false) => vec![Layout::Reduce],
+            (Some(_), false) => vec![Layout::Reduce, Layout::ReduceRows],
             (Some(tensorbits::ReduceOp::Sum), true) => vec![Layout::Pairwise, Layout::Knn],
             (Some(_), true) => vec![Layout::Pairwise],
         };
@@ -107,4 +107,17 @@ fn every_type_has_a_kernel_for_each_layout_it_needs() {
     assert!(xor.gpu_kernels().iter().any(|k| k.layout == Layout::Words));
     let shl = <tensorbits::ops::BitShiftLeft as Op>::INFO;
     assert!(!shl.gpu_kernels().iter().any(|k| k.layout == Layout::Words));
+    // Pairwise sums of width-agnostic counts also run on rows' 32-bit words, for every type.
+    let cdist = <tensorbits::ops::HammingCdist as Op>::INFO;
+    for &t in cdist.all_types() {
+        for layout in [Layout::PairWords, Layout::KnnWords] {
+            assert!(
+                cdist
+                    .gpu_kernels()
+                    .iter()
+                    .any(|k| k.input == t && k.layout == layout),
+                "HAMMING_CDIST: no {layout:?} kernel for {t}"
+            );
+        }
+    }
 }

@@ -47,14 +47,26 @@ pub enum Layout {
     /// Any strides and broadcasting: one element per invocation.
     Strided,
     /// A reduction over axes: one workgroup per output element, folding its reduced elements and
-    /// combining the partial results in workgroup memory.
+    /// combining the partial results in workgroup memory. For few outputs with long, contiguous
+    /// reductions: neighbouring invocations read neighbouring elements.
     Reduce,
+    /// A reduction over axes: one invocation per output element, folding its reduced elements in
+    /// order. For short reductions, and for many outputs whose reduced elements are strided
+    /// (reducing an outer axis): neighbouring invocations then read neighbouring elements.
+    ReduceRows,
     /// A pairwise op: one workgroup per 8 x 8 tile of the output, rows of both inputs staged in
     /// workgroup memory eight elements at a time.
     Pairwise,
     /// knn: one workgroup per row of `a`, each invocation keeping its own short sorted list, merged
     /// in workgroup memory, in passes of [`KNN_PASS`] neighbours.
     Knn,
+    /// A pairwise op over the rows' 32-bit words, for sums of a count that is the same at every
+    /// width, when each row is a contiguous run of whole words: one workgroup per
+    /// [`PAIR_WORDS_ROWS`] rows of `a` and 64 rows of `b`, each invocation one row of `b` against
+    /// the rows of `a`, with no workgroup memory.
+    PairWords,
+    /// [`Knn`](Layout::Knn) over the rows' 32-bit words, as [`PairWords`](Layout::PairWords).
+    KnnWords,
 }
 
 impl Layout {
@@ -64,7 +76,24 @@ impl Layout {
     /// Whether a dispatch runs one workgroup per unit of work (output element, tile or row), not
     /// one invocation.
     pub fn per_workgroup(self) -> bool {
-        matches!(self, Layout::Reduce | Layout::Pairwise | Layout::Knn)
+        matches!(
+            self,
+            Layout::Reduce | Layout::Pairwise | Layout::Knn | Layout::PairWords | Layout::KnnWords
+        )
+    }
+
+    /// The layout of the same work over 32-bit words.
+    pub fn words(self) -> Layout {
+        match self {
+            Layout::Pairwise => Layout::PairWords,
+            Layout::Knn => Layout::KnnWords,
+            other => other,
+        }
+    }
+
+    /// Whether the layout reduces: its dispatches name kept dimensions and reduced elements.
+    pub fn reduces(self) -> bool {
+        self.per_workgroup() || self == Layout::ReduceRows
     }
 }
 
@@ -73,6 +102,10 @@ pub const KNN_PASS: u32 = 16;
 
 /// Rows of each input in a tile of the pairwise kernel.
 pub const PAIR_TILE: u32 = 8;
+
+/// Rows of `a` per workgroup of the pairwise kernel over words (each invocation takes one row of
+/// `b` against all of them).
+pub const PAIR_WORDS_ROWS: u32 = 16;
 
 impl WordClass {
     /// The class of element type `dt`; `signed` is whether the expression's result depends on
@@ -571,7 +604,8 @@ fn acc_helpers(op: ReduceOp, class: WordClass, out_bits: u32) -> (&'static str, 
     (t, s)
 }
 
-/// The shader of a reduction (`Layout::Reduce`), pairwise op (`Layout::Pairwise`) or knn
+/// The shader of a reduction (`Layout::Reduce` or `Layout::ReduceRows`), pairwise op
+/// (`Layout::Pairwise`) or knn
 /// (`Layout::Knn`) reducing with `op`. `eval` is the WGSL of `tb_eval` for `arity` inputs of the
 /// class's value type.
 pub fn reduce_shader(
@@ -620,6 +654,54 @@ pub fn reduce_shader(
          \x20   if (u >= params.count) {{ return; }}\n"
     );
     match layout {
+        Layout::PairWords => {
+            let rows = PAIR_WORDS_ROWS;
+            let _ = write!(
+                s,
+                "{header}\
+                 \x20   let nb = params.kept - 2u;\n\
+                 \x20   let m_n = tb_size(nb);\n\
+                 \x20   let n_n = tb_size(nb + 1u);\n\
+                 \x20   let k_n = tb_size(nb + 2u);\n\
+                 \x20   let tn = (n_n + {wg}u - 1u) / {wg}u;\n\
+                 \x20   let tm = (m_n + {rows}u - 1u) / {rows}u;\n\
+                 \x20   var rem = u;\n\
+                 \x20   let t_n = rem % tn;\n\
+                 \x20   rem = rem / tn;\n\
+                 \x20   let t_m = rem % tm;\n\
+                 \x20   rem = rem / tm;\n\
+                 \x20   var b0 = tb_base(0u);\n\
+                 \x20   var b1 = tb_base(1u);\n\
+                 \x20   var ob = tb_base({out}u);\n\
+                 \x20   for (var d = nb; d > 0u; d = d - 1u) {{\n\
+                 \x20       let n = tb_size(d - 1u);\n\
+                 \x20       let idx = rem % n;\n\
+                 \x20       rem = rem / n;\n\
+                 \x20       b0 = b0 + idx * tb_stride(0u, d - 1u);\n\
+                 \x20       b1 = b1 + idx * tb_stride(1u, d - 1u);\n\
+                 \x20       ob = ob + idx * tb_stride({out}u, d - 1u);\n\
+                 \x20   }}\n\
+                 \x20   // This invocation's row of b against the workgroup's rows of a, which every\n\
+                 \x20   // invocation reads at the same address; neighbours write neighbouring outputs.\n\
+                 \x20   let n = t_n * {wg}u + lid;\n\
+                 \x20   if (n >= n_n) {{ return; }}\n\
+                 \x20   let bb = b1 + n * tb_stride(1u, nb + 1u);\n\
+                 \x20   let sa = tb_stride(0u, nb + 2u);\n\
+                 \x20   let sb = tb_stride(1u, nb + 2u);\n\
+                 \x20   let m0 = t_m * {rows}u;\n\
+                 \x20   let m1 = min(m0 + {rows}u, m_n);\n\
+                 \x20   for (var m = m0; m < m1; m = m + 1u) {{\n\
+                 \x20       let ab = b0 + m * tb_stride(0u, nb);\n\
+                 \x20       // At most 32 per word: a row's count fits 32 bits (the executor checks).\n\
+                 \x20       var c = 0u;\n\
+                 \x20       for (var w = 0u; w < k_n; w = w + 1u) {{\n\
+                 \x20           c = c + tb_eval(tb_read0(ab + w * sa), tb_read1(bb + w * sb));\n\
+                 \x20       }}\n\
+                 \x20       tb_write(ob + m * tb_stride({out}u, nb) + n * tb_stride({out}u, nb + 1u), tb_acc_out(vec2<u32>(c, 0u)));\n\
+                 \x20   }}\n\
+                 }}\n"
+            );
+        }
         Layout::Pairwise => {
             let t = class.value_type();
             let zero = if t == "u32" { "0u" } else { "vec2<u32>(0u)" };
@@ -678,7 +760,7 @@ pub fn reduce_shader(
                  }}\n"
             );
         }
-        Layout::Knn => {
+        Layout::Knn | Layout::KnnWords => {
             let pass = KNN_PASS;
             let all = KNN_PASS * WORKGROUP_SIZE;
             let dist = if kind.out_bits == 64 {
@@ -783,6 +865,73 @@ pub fn reduce_shader(
                 arity + 2
             );
         }
+        Layout::ReduceRows => {
+            let decl: String = (0..arity)
+                .map(|k| format!("    var b{k} = tb_base({k}u);\n"))
+                .collect();
+            let kept_step: String = (0..arity)
+                .map(|k| format!("        b{k} = b{k} + idx * tb_stride({k}u, d - 1u);\n"))
+                .collect();
+            let outer_decl: String = (0..arity)
+                .map(|k| format!("            var i{k} = b{k};\n"))
+                .collect();
+            let outer_step: String = (0..arity)
+                .map(|k| format!("                i{k} = i{k} + idx * tb_stride({k}u, d - 1u);\n"))
+                .collect();
+            let inner_stride: String = (0..arity)
+                .map(|k| format!("            let s{k} = tb_stride({k}u, params.rank - 1u);\n"))
+                .collect();
+            let inner_step: String = (0..arity)
+                .map(|k| format!("                i{k} = i{k} + s{k};\n"))
+                .collect();
+            let args: Vec<String> = (0..arity).map(|k| format!("tb_read{k}(i{k})")).collect();
+            let base_args: Vec<String> = (0..arity).map(|k| format!("tb_read{k}(b{k})")).collect();
+            let _ = write!(
+                s,
+                "@compute @workgroup_size({wg})\n\
+                 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{\n\
+                 \x20   let u = gid.x + gid.y * nwg.x * {wg}u;\n\
+                 \x20   if (u >= params.count) {{ return; }}\n\
+                 \x20   var rem = u;\n\
+                 \x20   var ob = tb_base({out}u);\n\
+                 {decl}\
+                 \x20   for (var d = params.kept; d > 0u; d = d - 1u) {{\n\
+                 \x20       let n = tb_size(d - 1u);\n\
+                 \x20       let idx = rem % n;\n\
+                 \x20       rem = rem / n;\n\
+                 \x20       ob = ob + idx * tb_stride({out}u, d - 1u);\n\
+                 {kept_step}\
+                 \x20   }}\n\
+                 \x20   var acc = tb_acc_id();\n\
+                 \x20   if (params.elements > 0u) {{\n\
+                 \x20       if (params.rank > params.kept) {{\n\
+                 \x20           // The innermost reduced dimension by steps of its strides; the outer ones decoded.\n\
+                 \x20           let inner = tb_size(params.rank - 1u);\n\
+                 {inner_stride}\
+                 \x20           for (var ro = 0u; ro < params.elements / inner; ro = ro + 1u) {{\n\
+                 \x20               var rr = ro;\n\
+                 {outer_decl}\
+                 \x20               for (var d = params.rank - 1u; d > params.kept; d = d - 1u) {{\n\
+                 \x20                   let n = tb_size(d - 1u);\n\
+                 \x20                   let idx = rr % n;\n\
+                 \x20                   rr = rr / n;\n\
+                 {outer_step}\
+                 \x20               }}\n\
+                 \x20               for (var j = 0u; j < inner; j = j + 1u) {{\n\
+                 \x20                   acc = tb_acc_add(acc, tb_eval({}));\n\
+                 {inner_step}\
+                 \x20               }}\n\
+                 \x20           }}\n\
+                 \x20       }} else {{\n\
+                 \x20           acc = tb_acc_add(acc, tb_eval({}));\n\
+                 \x20       }}\n\
+                 \x20   }}\n\
+                 \x20   tb_write(ob, tb_acc_out(acc));\n\
+                 }}\n",
+                args.join(", "),
+                base_args.join(", "),
+            );
+        }
         _ => {
             let decl: String = (0..arity)
                 .map(|k| format!("    var b{k} = tb_base({k}u);\n"))
@@ -791,12 +940,20 @@ pub fn reduce_shader(
                 .map(|k| format!("        b{k} = b{k} + idx * tb_stride({k}u, d - 1u);\n"))
                 .collect();
             let red_decl: String = (0..arity)
-                .map(|k| format!("        var i{k} = b{k};\n"))
+                .map(|k| format!("                var i{k} = b{k};\n"))
                 .collect();
             let red_step: String = (0..arity)
-                .map(|k| format!("            i{k} = i{k} + idx * tb_stride({k}u, d - 1u);\n"))
+                .map(|k| {
+                    format!("                    i{k} = i{k} + idx * tb_stride({k}u, d - 1u);\n")
+                })
                 .collect();
-            let args: Vec<String> = (0..arity).map(|k| format!("tb_read{k}(i{k})")).collect();
+            let inner_stride: String = (0..arity)
+                .map(|k| format!("            let s{k} = tb_stride({k}u, params.rank - 1u);\n"))
+                .collect();
+            let args: Vec<String> = (0..arity)
+                .map(|k| format!("tb_read{k}(i{k} + j * s{k})"))
+                .collect();
+            let base_args: Vec<String> = (0..arity).map(|k| format!("tb_read{k}(b{k})")).collect();
             let _ = write!(
                 s,
                 "var<workgroup> tb_part: array<{acc_t}, {wg}>;\n\
@@ -812,16 +969,28 @@ pub fn reduce_shader(
                  {kept_step}\
                  \x20   }}\n\
                  \x20   var acc = tb_acc_id();\n\
-                 \x20   for (var r = lid; r < params.elements; r = r + {wg}u) {{\n\
-                 \x20       var rr = r;\n\
+                 \x20   if (params.elements > 0u) {{\n\
+                 \x20       if (params.rank > params.kept) {{\n\
+                 \x20           // The invocations share each run of the innermost reduced dimension; the outer\n\
+                 \x20           // reduced dimensions are decoded once per run.\n\
+                 \x20           let inner = tb_size(params.rank - 1u);\n\
+                 {inner_stride}\
+                 \x20           for (var ro = 0u; ro < params.elements / inner; ro = ro + 1u) {{\n\
+                 \x20               var rr = ro;\n\
                  {red_decl}\
-                 \x20       for (var d = params.rank; d > params.kept; d = d - 1u) {{\n\
-                 \x20           let n = tb_size(d - 1u);\n\
-                 \x20           let idx = rr % n;\n\
-                 \x20           rr = rr / n;\n\
+                 \x20               for (var d = params.rank - 1u; d > params.kept; d = d - 1u) {{\n\
+                 \x20                   let n = tb_size(d - 1u);\n\
+                 \x20                   let idx = rr % n;\n\
+                 \x20                   rr = rr / n;\n\
                  {red_step}\
+                 \x20               }}\n\
+                 \x20               for (var j = lid; j < inner; j = j + {wg}u) {{\n\
+                 \x20                   acc = tb_acc_add(acc, tb_eval({}));\n\
+                 \x20               }}\n\
+                 \x20           }}\n\
+                 \x20       }} else if (lid == 0u) {{\n\
+                 \x20           acc = tb_acc_add(acc, tb_eval({}));\n\
                  \x20       }}\n\
-                 \x20       acc = tb_acc_add(acc, tb_eval({}));\n\
                  \x20   }}\n\
                  \x20   tb_part[lid] = acc;\n\
                  \x20   workgroupBarrier();\n\
@@ -832,6 +1001,7 @@ pub fn reduce_shader(
                  \x20   if (lid == 0u) {{ tb_write(ob, tb_acc_out(tb_part[0])); }}\n\
                  }}\n",
                 args.join(", "),
+                base_args.join(", "),
                 wg / 2
             );
         }

@@ -1016,9 +1016,17 @@ fn gpu_kernels(m: &Model) -> TokenStream {
                 out_bits: o.bits(),
                 count,
             };
+            // A sum of a count that is the same at every width also runs on rows' 32-bit words.
+            let words = m.compute.is_width_agnostic_count();
             let layouts: Vec<Layout> = match (m.reduce, m.pairwise) {
                 (None, _) => Layout::ALL.to_vec(),
-                (Some(_), false) => vec![Layout::Reduce],
+                (Some(_), false) => vec![Layout::Reduce, Layout::ReduceRows],
+                (Some(tensorbits_core::ReduceOp::Sum), true) if words => vec![
+                    Layout::Pairwise,
+                    Layout::Knn,
+                    Layout::PairWords,
+                    Layout::KnnWords,
+                ],
                 (Some(tensorbits_core::ReduceOp::Sum), true) => vec![Layout::Pairwise, Layout::Knn],
                 (Some(_), true) => vec![Layout::Pairwise],
             };
@@ -1029,7 +1037,15 @@ fn gpu_kernels(m: &Model) -> TokenStream {
                 let eval_class = match layout {
                     Layout::Words if class == WordClass::Bool => WordClass::BoolWord,
                     Layout::Words => WordClass::Word,
+                    Layout::PairWords | Layout::KnnWords => WordClass::U32,
                     _ => class,
+                };
+                let kind = match layout {
+                    Layout::PairWords | Layout::KnnWords => KernelKind {
+                        class: WordClass::U32,
+                        ..kind
+                    },
+                    _ => kind,
                 };
                 let eval = m.compute.wgsl_eval(eval_class, n);
                 let src = match m.reduce {

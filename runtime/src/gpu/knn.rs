@@ -79,6 +79,18 @@ impl GpuExecutor {
         if units == 0 || k == 0 {
             return Ok(());
         }
+        // Rows of whole 32-bit words run on the words when the op has that kernel (see
+        // `words_plan`).
+        let words = super::words_plan(&plan, [inputs[0].offset, inputs[1].offset]).and_then(|p| {
+            op.gpu_kernels()
+                .iter()
+                .find(|g| {
+                    g.input == plan.in_dtype
+                        && g.output == plan.out_dtype
+                        && g.layout == Layout::KnnWords
+                })
+                .map(|g| (p, g))
+        });
         let kernel = op
             .gpu_kernels()
             .iter()
@@ -104,7 +116,14 @@ impl GpuExecutor {
                     Source::Alias => unreachable!("knn allows no alias"),
                 });
             }
-            self.record_knn(op, kernel, &plan, k, &owned, distances, indices, units, enc)
+            match &words {
+                Some((wp, wk)) => {
+                    self.record_knn(op, wk, wp, k, &owned, distances, indices, units, enc)
+                }
+                None => {
+                    self.record_knn(op, kernel, &plan, k, &owned, distances, indices, units, enc)
+                }
+            }
         };
         let result = match encoder {
             Some(enc) => record(enc),

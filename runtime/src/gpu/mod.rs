@@ -292,7 +292,11 @@ impl GpuExecutor {
             ));
         }
         // knn writes two outputs: the distances and the indices.
-        let outputs = if kernel.layout == Layout::Knn { 2 } else { 1 };
+        let outputs = if matches!(kernel.layout, Layout::Knn | Layout::KnnWords) {
+            2
+        } else {
+            1
+        };
         for o in 0..outputs {
             entries.push(entry(
                 (arity + 1 + o) as u32,
@@ -447,11 +451,26 @@ impl GpuExecutor {
         let n = plan.element_count() as u64;
         let aligned16 =
             bufs.iter().all(|(_, o)| o.is_multiple_of(16)) && output.offset.is_multiple_of(16);
+        // A pairwise sum over rows of whole 32-bit words runs on the words, when the op has that
+        // kernel: 4 times fewer elements of u8 codes, each counted at once.
+        let offsets = [
+            bufs.first().map_or(0, |b| b.1),
+            bufs.get(1).map_or(0, |b| b.1),
+        ];
+        let words_plan = match plan.pairwise {
+            true => words_plan(plan, offsets).filter(|_| {
+                op.gpu_kernels()
+                    .iter()
+                    .any(|k| k.input == in_t && k.output == out_t && k.layout == Layout::PairWords)
+            }),
+            false => None,
+        };
+        let plan = words_plan.as_ref().unwrap_or(plan);
         if plan.reduce.is_some() {
-            let layout = if plan.pairwise {
-                Layout::Pairwise
-            } else {
-                Layout::Reduce
+            let layout = match (plan.pairwise, words_plan.is_some()) {
+                (true, true) => Layout::PairWords,
+                (true, false) => Layout::Pairwise,
+                _ => reduce_layout(plan),
             };
             launches.push((layout, 0, n));
         } else if contiguous && words.is_some() && aligned16 {
@@ -522,7 +541,7 @@ impl GpuExecutor {
         elem[OUTPUT_SLOT] = unit(out_es);
         offset[OUTPUT_SLOT] = output.offset + first * out_es;
         let dims: Vec<u64>;
-        if layout == Layout::Strided || layout.per_workgroup() {
+        if layout == Layout::Strided || layout.reduces() {
             dims = plan.iter.iter().map(|&d| d as u64).collect();
             for (s, p) in strides.iter_mut().zip(&plan.in_strides).take(arity) {
                 *s = p.iter().map(|&v| v as u64).collect();
@@ -539,7 +558,7 @@ impl GpuExecutor {
                 *s = vec![0; dims.len()];
             }
         }
-        let (kept, elements) = if layout.per_workgroup() {
+        let (kept, elements) = if layout.reduces() {
             (plan.kept, plan.reduced as u64)
         } else {
             (dims.len(), 0)
@@ -674,4 +693,58 @@ fn check_region(r: &GpuRegion<'_>, tensor: impl Name) -> Result<(u64, u64)> {
         });
     }
     Ok(span)
+}
+
+/// Which reduction kernel runs a plan: one invocation per output (`ReduceRows`) when reductions are
+/// short, or when there are many outputs whose reduced elements do not lie in long contiguous runs
+/// (reducing an outer axis: neighbouring invocations then read neighbouring elements); else a
+/// workgroup per output (`Reduce`), whose invocations share each contiguous run.
+fn reduce_layout(plan: &Plan) -> Layout {
+    /// Reductions this short never fill a workgroup.
+    const SHORT: usize = 64;
+    /// Outputs enough to prefer one invocation each to a workgroup sharing strided runs.
+    const MANY: usize = 256;
+    // The workgroup's invocations share runs of the innermost reduced dimension: worth it when
+    // those are contiguous and fill the workgroup.
+    let inner_runs = plan.iter.len() > plan.kept
+        && plan.iter.last().is_some_and(|&n| n >= SHORT)
+        && plan.in_strides.iter().take(1).all(|s| s.last() == Some(&1));
+    if plan.reduced <= SHORT || (plan.count >= MANY && !inner_runs) {
+        Layout::ReduceRows
+    } else {
+        Layout::Reduce
+    }
+}
+
+/// For a pairwise plan whose rows are contiguous runs of whole 32-bit words, in buffers whose
+/// element 0 is at byte `offsets`: the same plan over `u32` words, `K` scaled to the words of a row.
+/// Only for ops whose count is the same at every width (those with a `PairWords` kernel).
+pub(crate) fn words_plan(plan: &Plan, offsets: [u64; 2]) -> Option<Plan> {
+    let es = plan.in_dtype.size();
+    let nd = plan.iter.len();
+    let k = *plan.iter.last()?;
+    // The words kernels count a row in 32 bits: at most 2^27 words.
+    if !plan.pairwise || k == 0 || !(k * es).is_multiple_of(4) || es > 8 || k * es / 4 >= 1 << 27 {
+        return None;
+    }
+    if offsets.iter().any(|o| !o.is_multiple_of(4)) {
+        return None;
+    }
+    let mut p = plan.clone();
+    for s in p.in_strides.iter_mut().take(2) {
+        if s.len() != nd || (k > 1 && s[nd - 1] != 1) {
+            return None;
+        }
+        for v in s[..nd - 1].iter_mut() {
+            if !(*v * es).is_multiple_of(4) {
+                return None;
+            }
+            *v = *v * es / 4;
+        }
+        s[nd - 1] = 1;
+    }
+    p.iter[nd - 1] = k * es / 4;
+    p.reduced = k * es / 4;
+    p.in_dtype = DataType::U32;
+    Some(p)
 }

@@ -86,7 +86,7 @@ fn split_box(
     let kept_count: u64 = dims[..l.kept.saturating_sub(first).min(dims.len())]
         .iter()
         .product();
-    if (if l.layout.per_workgroup() {
+    if (if l.layout.reduces() {
         kept_count
     } else {
         count
@@ -157,7 +157,7 @@ fn split_box(
     };
     // Reduced dimensions are one workgroup's work: they are never split. A pairwise box keeps its
     // M and N dimensions (its tiles need them) and halves them in place instead.
-    let keep_from = if l.layout == Layout::Pairwise {
+    let keep_from = if matches!(l.layout, Layout::Pairwise | Layout::PairWords) {
         l.kept - 2
     } else {
         l.kept
@@ -166,7 +166,7 @@ fn split_box(
         0
     } else {
         match (first..l.kept).position(|d| dims[d - first] > 1) {
-            Some(i) if l.layout == Layout::Pairwise => i,
+            Some(i) if matches!(l.layout, Layout::Pairwise | Layout::PairWords) => i,
             _ => usize::MAX,
         }
     };
@@ -206,13 +206,24 @@ fn split_box(
 fn invocations(l: &Launch, first: usize, dims: &[u64], count: u64, out_base: u64) -> u64 {
     let kept = l.kept.saturating_sub(first).min(dims.len());
     match l.layout {
-        Layout::Reduce | Layout::Knn => dims[..kept].iter().product(),
-        Layout::Pairwise => {
+        Layout::Reduce | Layout::ReduceRows | Layout::Knn | Layout::KnnWords => {
+            dims[..kept].iter().product()
+        }
+        Layout::Pairwise | Layout::PairWords => {
             // Tiles of the last two kept dimensions (M, N), times the batch dimensions before.
-            let tile = u64::from(tensorbits_core::wgsl::PAIR_TILE);
+            let (tm, tn) = match l.layout {
+                Layout::PairWords => (
+                    u64::from(tensorbits_core::wgsl::PAIR_WORDS_ROWS),
+                    u64::from(WORKGROUP_SIZE),
+                ),
+                _ => {
+                    let tile = u64::from(tensorbits_core::wgsl::PAIR_TILE);
+                    (tile, tile)
+                }
+            };
             let at = |i: usize| (l.kept - 2 + i).checked_sub(first).map_or(1, |d| dims[d]);
             let batch: u64 = dims[..kept.saturating_sub(2)].iter().product();
-            batch * at(0).div_ceil(tile) * at(1).div_ceil(tile)
+            batch * at(0).div_ceil(tm) * at(1).div_ceil(tn)
         }
         Layout::Contiguous if l.out_bits < 32 => {
             let lanes = u64::from(32 / l.out_bits);
@@ -256,7 +267,7 @@ fn dispatch(
             }
         })
     });
-    let (elements, kept) = if l.layout.per_workgroup() {
+    let (elements, kept) = if l.layout.reduces() {
         (w(l.elements), (l.kept.saturating_sub(first)) as u32)
     } else {
         (w(count), dims.len() as u32)
