@@ -365,7 +365,7 @@ fn buffer_too_small() {
         }
     ));
     assert!(
-        m.contains("BTensor: buffer of 15 bytes is shorter than the description's 16 bytes"),
+        m.contains("BTensor: buffer of 15 bytes is shorter than the 16 bytes its description's elements span"),
         "{m}"
     );
     let data = [0u8; 3];

@@ -188,8 +188,11 @@ pub enum Error {
         /// Sizes.
         sizes: ShapeText,
     },
-    /// A byte buffer shorter than its description's total size.
-    #[error("{tensor}: buffer of {len} bytes is shorter than the description's {required} bytes")]
+    /// A byte buffer shorter than the bytes its description's elements span (a slice has an exact
+    /// length, so the description's rounded-up total size is not asked of it).
+    #[error(
+        "{tensor}: buffer of {len} bytes is shorter than the {required} bytes its description's elements span"
+    )]
     BufferTooSmall {
         /// Which tensor.
         tensor: String,

@@ -29,6 +29,7 @@ mod validate;
 
 pub use api::compiled::{Compiled, compile};
 pub use api::dynamic::{Input, Region, execute, execute_in_buffer, knn};
+pub use api::orient::{Orientation, SignedLayout, orient};
 pub use api::tensor::{Tensor, TensorView, TensorViewMut};
 pub use api::typed::{DefaultOutput, Options, OutputChoice};
 pub use dims::Dims;

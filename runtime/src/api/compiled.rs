@@ -59,7 +59,7 @@ pub fn compile(
     let plan = validate::validate(op, call, inputs, output)?;
     let kernels = op_kernels(op, &plan)?;
     let slot = |d: &TensorDesc, extent: usize, in_place: bool| Slot {
-        required: d.total_bytes(),
+        required: extent,
         align_mask: d.alignment().map_or(0, |a| a - 1),
         extent,
         in_place,

@@ -4,5 +4,6 @@
 
 pub(crate) mod compiled;
 pub(crate) mod dynamic;
+pub(crate) mod orient;
 pub(crate) mod tensor;
 pub(crate) mod typed;

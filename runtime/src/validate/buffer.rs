@@ -27,11 +27,14 @@ pub(crate) fn check_place(
     let total = desc.total_bytes() as u64;
     let start = match place {
         Place::Slice { addr, len } => {
-            if (len as u64) < total {
+            // A slice's length is exact: it must hold the elements, not the description's
+            // total size rounded up to whole 4-byte words (a numpy array of 10 bytes is 10).
+            let extent = desc.extent_bytes_of(tensor)?;
+            if len < extent {
                 return Err(Error::BufferTooSmall {
                     tensor: tensor.name(),
                     len,
-                    required: desc.total_bytes(),
+                    required: extent,
                 });
             }
             check_alignment(desc, tensor, addr as u64)?;

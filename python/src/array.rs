@@ -1,0 +1,456 @@
+//! numpy arrays as the library's tensor descriptions and byte slices, read where they lie.
+//!
+//! Every array is read through its data pointer, sizes and byte strides. A stride the library's
+//! descriptions cannot express after the call's axes are reversed ([`tensorbits::orient`]) —
+//! still negative, not a multiple of the element size, or an unaligned base — makes that input a
+//! packed copy, and that output a packed buffer scattered back after the kernel. An input whose
+//! memory overlaps the output is copied first, unless it is exactly the output and the op runs in
+//! place on it.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use tensorbits::{DataType, OpInfo, Orientation, SignedLayout, TensorDesc};
+
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+
+use crate::py_err;
+
+/// numpy's names of the library's data types.
+pub(crate) const NUMPY_NAMES: [&str; 12] = [
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+    "float32", "float64",
+];
+
+const TYPES: [DataType; 12] = [
+    DataType::Bool,
+    DataType::I8,
+    DataType::I16,
+    DataType::I32,
+    DataType::I64,
+    DataType::U8,
+    DataType::U16,
+    DataType::U32,
+    DataType::U64,
+    DataType::F16,
+    DataType::F32,
+    DataType::F64,
+];
+
+pub(crate) fn dtype_from_numpy_name(name: &str) -> Option<DataType> {
+    NUMPY_NAMES
+        .iter()
+        .position(|n| *n == name)
+        .map(|i| TYPES[i])
+        .or_else(|| DataType::from_name(name))
+}
+
+fn numpy_name(t: DataType) -> &'static str {
+    TYPES
+        .iter()
+        .position(|x| *x == t)
+        .map_or("uint8", |i| NUMPY_NAMES[i])
+}
+
+/// A new C-ordered numpy array of `shape` and `dtype`, uninitialized (every element is written).
+pub(crate) fn empty<'py>(
+    py: Python<'py>,
+    shape: &[usize],
+    dtype: DataType,
+) -> PyResult<Bound<'py, PyAny>> {
+    py.import("numpy")?
+        .getattr("empty")?
+        .call1((shape.to_vec(), numpy_name(dtype)))
+}
+
+/// A numpy array's data pointer, type and layout (byte strides, signed).
+#[derive(Clone, Debug)]
+pub(crate) struct Arr {
+    addr: usize,
+    pub(crate) dtype: DataType,
+    item: usize,
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+}
+
+const NPY_ARRAY_WRITEABLE: i32 = 0x0400;
+
+impl Arr {
+    /// Reads `obj`, which must be a numpy array of one of the library's types; an output must be
+    /// writable.
+    pub(crate) fn read(obj: &Bound<'_, PyAny>, name: &str, output: bool) -> PyResult<Arr> {
+        let a = obj.cast::<PyUntypedArray>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{name}: expected a numpy array or an object with __dlpack__, got {}",
+                obj.get_type()
+                    .name()
+                    .map_or_else(|_| "an unknown type".to_owned(), |n| n.to_string())
+            ))
+        })?;
+        let d = a.dtype();
+        let item = d.itemsize();
+        let kind = d.kind();
+        let dtype = TYPES.iter().copied().find(|t| {
+            t.size() == item
+                && match kind {
+                    b'b' => *t == DataType::Bool,
+                    b'u' => t.name().starts_with('u'),
+                    b'i' => t.name().starts_with('i'),
+                    b'f' => t.name().starts_with('f'),
+                    _ => false,
+                }
+        });
+        let dtype = match dtype {
+            Some(t) if d.is_native_byteorder() != Some(false) && !d.has_fields() => t,
+            _ => {
+                return Err(PyTypeError::new_err(format!(
+                    "{name}: tensorbits has no data type for numpy's {}; it has {}",
+                    d.str()
+                        .map_or_else(|_| "dtype".to_owned(), |s| s.to_string()),
+                    NUMPY_NAMES.join(", ")
+                )));
+            }
+        };
+        let ptr = a.as_array_ptr();
+        // SAFETY: `ptr` is the live array object `a` borrows; its `data` and `flags` fields are
+        // plain reads of the struct numpy keeps for as long as the object lives.
+        let (addr, flags) = unsafe { ((*ptr).fields.data as usize, (*ptr).fields.flags) };
+        if output && flags & NPY_ARRAY_WRITEABLE == 0 {
+            return Err(PyValueError::new_err(format!(
+                "{name}: the output array is read-only"
+            )));
+        }
+        Ok(Arr {
+            addr,
+            dtype,
+            item,
+            shape: a.shape().to_vec(),
+            strides: a.strides().to_vec(),
+        })
+    }
+
+    /// Sizes and signed strides, for [`tensorbits::orient`] (only the strides' signs matter).
+    pub(crate) fn layout(&self) -> SignedLayout<'_> {
+        SignedLayout {
+            sizes: &self.shape,
+            strides: &self.strides,
+        }
+    }
+
+    /// A packed description of the same sizes and type, to validate shapes with.
+    pub(crate) fn shape_desc(&self) -> PyResult<TensorDesc> {
+        TensorDesc::new(self.dtype, &self.shape).map_err(py_err)
+    }
+
+    fn count(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// The same elements with the flagged axes reversed.
+    pub(crate) fn flipped(&self, flags: &[bool]) -> Arr {
+        let mut a = self.clone();
+        for (j, &f) in flags.iter().enumerate() {
+            if f && j < a.shape.len() && a.shape[j] > 0 {
+                let step = a.strides[j].wrapping_mul(a.shape[j] as isize - 1);
+                a.addr = a.addr.wrapping_add_signed(step);
+                a.strides[j] = -a.strides[j];
+            }
+        }
+        a
+    }
+
+    /// Strides in elements, size-1 axes given `unit` (their stride never matters), or `None`
+    /// when a stride is negative or not a multiple of the element size, or the base unaligned.
+    fn element_strides(&self, unit: usize) -> Option<Vec<usize>> {
+        if !self.addr.is_multiple_of(self.item) {
+            return None;
+        }
+        self.shape
+            .iter()
+            .zip(&self.strides)
+            .map(|(&n, &s)| match n {
+                0 | 1 => Some(unit),
+                _ if s >= 0 && (s as usize).is_multiple_of(self.item) => Some(s as usize / self.item),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The address range of the elements, `[lo, hi)`; empty for no elements.
+    fn span(&self) -> (usize, usize) {
+        if self.count() == 0 {
+            return (self.addr, self.addr);
+        }
+        let (mut lo, mut hi) = (self.addr, self.addr);
+        for (&n, &s) in self.shape.iter().zip(&self.strides) {
+            let step = s.wrapping_mul(n as isize - 1);
+            if step < 0 {
+                lo = lo.wrapping_add_signed(step);
+            } else {
+                hi = hi.wrapping_add_signed(step);
+            }
+        }
+        (lo, hi + self.item)
+    }
+
+    fn same_as(&self, o: &Arr) -> bool {
+        self.addr == o.addr
+            && self.dtype == o.dtype
+            && self.shape == o.shape
+            && self.element_strides(0) == o.element_strides(0)
+    }
+
+    fn overlaps(&self, o: &Arr) -> bool {
+        let (a, b) = (self.span(), o.span());
+        a.0 < b.1 && b.0 < a.1
+    }
+
+    /// Calls `f(byte offset from addr)` for every element in C order.
+    fn for_each_offset(&self, mut f: impl FnMut(isize)) {
+        if self.count() == 0 {
+            return;
+        }
+        let rank = self.shape.len();
+        let mut idx = vec![0usize; rank];
+        let mut off = 0isize;
+        loop {
+            f(off);
+            let mut d = rank;
+            loop {
+                if d == 0 {
+                    return;
+                }
+                d -= 1;
+                idx[d] += 1;
+                off += self.strides[d];
+                if idx[d] < self.shape[d] {
+                    break;
+                }
+                off -= self.strides[d] * self.shape[d] as isize;
+                idx[d] = 0;
+            }
+        }
+    }
+
+    /// A packed copy of the elements, in a buffer aligned for any element type.
+    fn gather(&self) -> PyResult<(TensorDesc, Vec<u64>)> {
+        let desc = self.shape_desc()?;
+        let bytes = self.count() * self.item;
+        let mut words = Vec::new();
+        words
+            .try_reserve_exact(bytes.div_ceil(8))
+            .map_err(|_| PyValueError::new_err(format!("cannot allocate {bytes} bytes")))?;
+        words.resize(bytes.div_ceil(8), 0);
+        let dst: &mut [u8] = bytemuck_bytes_mut(&mut words);
+        let mut at = 0;
+        let item = self.item;
+        let base = self.addr;
+        self.for_each_offset(|off| {
+            // SAFETY: every offset walked is an element of the array numpy describes, alive for
+            // the duration of this call; `dst` is a separate allocation of `count * item` bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    base.wrapping_add_signed(off) as *const u8,
+                    dst[at..at + item].as_mut_ptr(),
+                    item,
+                );
+            }
+            at += item;
+        });
+        Ok((desc, words))
+    }
+
+    /// The output as the kernel will write it: the array's own memory when the description can
+    /// express its layout, else a packed buffer scattered back by [`TargetGuard::finish`].
+    pub(crate) fn target(&self) -> PyResult<Target> {
+        // A self-overlapping output (stride 0 on a writable array) keeps its strides: the
+        // validator rejects it through the description.
+        let (desc, temp) = match self.element_strides(1) {
+            Some(s) => (self.shape_desc()?.with_strides(&s).map_err(py_err)?, None),
+            None => {
+                let desc = self.shape_desc()?;
+                let n = desc.total_bytes().div_ceil(8);
+                let mut v = Vec::new();
+                v.try_reserve_exact(n).map_err(|_| {
+                    PyValueError::new_err(format!("cannot allocate {} bytes", n * 8))
+                })?;
+                v.resize(n, 0);
+                (desc, Some(v))
+            }
+        };
+        Ok(Target {
+            arr: self.clone(),
+            desc,
+            temp: std::sync::Mutex::new(temp),
+        })
+    }
+}
+
+fn bytemuck_bytes_mut(words: &mut [u64]) -> &mut [u8] {
+    // SAFETY: u8 has no alignment or validity requirements, and the length covers exactly the
+    // words' bytes.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) }
+}
+
+fn bytes_of(words: &[u64], len: usize) -> &[u8] {
+    // SAFETY: as `bytemuck_bytes_mut`; `len` is at most the words' bytes.
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), len.min(words.len() * 8)) }
+}
+
+/// An output, written in place or through a packed buffer.
+pub(crate) struct Target {
+    arr: Arr,
+    pub(crate) desc: TensorDesc,
+    temp: std::sync::Mutex<Option<Vec<u64>>>,
+}
+
+impl Target {
+    pub(crate) fn lock(&self) -> TargetGuard<'_> {
+        TargetGuard {
+            t: self,
+            temp: self.temp.lock().unwrap_or_else(|e| e.into_inner()),
+            desc: self.desc,
+        }
+    }
+}
+
+/// Access to a [`Target`] while a kernel runs.
+pub(crate) struct TargetGuard<'a> {
+    t: &'a Target,
+    temp: std::sync::MutexGuard<'a, Option<Vec<u64>>>,
+    pub(crate) desc: TensorDesc,
+}
+
+impl TargetGuard<'_> {
+    /// The bytes the kernel writes, starting at element 0.
+    pub(crate) fn bytes(&mut self) -> &mut [u8] {
+        let len = self.desc.total_bytes();
+        match self.temp.as_mut() {
+            Some(v) => &mut bytemuck_bytes_mut(v)[..len],
+            None => {
+                let (lo, hi) = self.t.arr.span();
+                // SAFETY: the array's elements lie in `[lo, hi)` and its strides are
+                // non-negative here, so `lo` is element 0; numpy keeps the memory alive and
+                // writable for the call, and no input slice overlaps it (`Buffers::prepare`
+                // copied any that did). The kernel writes only the elements.
+                unsafe { std::slice::from_raw_parts_mut(lo as *mut u8, hi - lo) }
+            }
+        }
+    }
+
+    /// Scatters a packed buffer back to the array's elements.
+    pub(crate) fn finish(&mut self) {
+        if let Some(v) = self.temp.as_ref() {
+            let len = self.desc.total_bytes();
+            write_elements(&self.t.arr, bytes_of(v, len));
+        }
+    }
+
+    /// Writes packed result bytes (from the GPU) to the array's elements.
+    pub(crate) fn write_packed(&mut self, bytes: &[u8]) {
+        write_elements(&self.t.arr, bytes);
+    }
+}
+
+fn write_elements(arr: &Arr, packed: &[u8]) {
+    let item = arr.item;
+    let mut at = 0;
+    arr.for_each_offset(|off| {
+        if at + item <= packed.len() {
+            // SAFETY: every offset walked is an element of the writable array numpy describes,
+            // alive for the call; `packed` is a separate buffer.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    packed[at..].as_ptr(),
+                    arr.addr.wrapping_add_signed(off) as *mut u8,
+                    item,
+                );
+            }
+        }
+        at += item;
+    });
+}
+
+enum Source {
+    /// Bytes starting at element 0 in the caller's memory: address and length.
+    Borrowed(usize, usize),
+    Owned(Vec<u64>, usize),
+    /// The input is the output (in place).
+    Output,
+}
+
+/// The inputs of one call, described and ready to bind.
+pub(crate) struct Buffers {
+    descs: Vec<TensorDesc>,
+    sources: Vec<Source>,
+    in_place: Option<usize>,
+}
+
+impl Buffers {
+    /// Describes each input after the orientation's reversals, copying those whose layout a
+    /// description cannot express, or whose memory overlaps the output (`out`, after its
+    /// reversal) other than as the op's in-place input.
+    pub(crate) fn prepare(
+        ins: &[Arr],
+        orientation: &Orientation,
+        out: Option<&Arr>,
+        op: &OpInfo,
+        allow_in_place: bool,
+    ) -> PyResult<Buffers> {
+        let mut b = Buffers {
+            descs: Vec::new(),
+            sources: Vec::new(),
+            in_place: None,
+        };
+        for (i, a) in ins.iter().enumerate() {
+            let flags = orientation.inputs.get(i).map_or(&[][..], |f| &f[..]);
+            let a = a.flipped(flags);
+            if let Some(o) = out
+                && allow_in_place
+                && a.same_as(o)
+                && op.in_place().contains(&i)
+                && b.in_place.is_none()
+            {
+                b.descs.push(o.shape_desc()?);
+                b.sources.push(Source::Output);
+                b.in_place = Some(i);
+                continue;
+            }
+            let overlaps = out.is_some_and(|o| a.overlaps(o));
+            match a.element_strides(0).filter(|_| !overlaps) {
+                Some(s) => {
+                    let desc = a.shape_desc()?.with_strides(&s).map_err(py_err)?;
+                    let (lo, hi) = a.span();
+                    b.descs.push(desc);
+                    b.sources.push(Source::Borrowed(lo, hi - lo));
+                }
+                None => {
+                    let (desc, words) = a.gather()?;
+                    let len = a.count() * a.item;
+                    b.descs.push(desc);
+                    b.sources.push(Source::Owned(words, len));
+                }
+            }
+        }
+        Ok(b)
+    }
+
+    fn slices(&self) -> Vec<&[u8]> {
+        self.sources
+            .iter()
+            .map(|s| match s {
+                // SAFETY: the range holds the elements of an array the caller keeps alive for
+                // the call; it does not overlap the output (`prepare` copied any input that did).
+                Source::Borrowed(addr, len) => unsafe {
+                    std::slice::from_raw_parts(*addr as *const u8, *len)
+                },
+                Source::Owned(v, len) => bytes_of(v, *len),
+                Source::Output => &[][..],
+            })
+            .collect()
+    }
+
+    /// Descriptions, byte slices (empty for the in-place input) and the in-place input's index.
+    pub(crate) fn inputs(&self) -> (Vec<TensorDesc>, Vec<&[u8]>, Option<usize>) {
+        (self.descs.clone(), self.slices(), self.in_place)
+    }
+}

@@ -1,0 +1,424 @@
+//! `tensorbits._native`: the Python package's extension module. It reads numpy arrays of any
+//! strides where they lie, runs the library's own validator and kernels on them with the GIL
+//! released, and maps the library's errors to `TypeError`, `ValueError` and `RuntimeError`. The
+//! package's Python layer (`tensorbits/__init__.py`) gives the functions numpy's names, and brings
+//! `__dlpack__` objects and Python scalars in as numpy arrays.
+#![allow(unsafe_code)]
+
+mod array;
+
+use std::sync::OnceLock;
+
+use array::{Arr, Buffers};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use tensorbits::{
+    Axes, Broadcast, BroadcastMode, Call, DataType, Error, FeatureLevel, GpuExecutor, GpuRegion,
+    Input, OpInfo, SignedLayout, TensorDesc,
+};
+
+/// The library's error as the Python exception that fits it, with the library's message.
+pub(crate) fn py_err(e: Error) -> PyErr {
+    let msg = e.to_string().replace('\n', " ");
+    match e {
+        Error::UnsupportedDataType { .. }
+        | Error::DataTypeMismatch { .. }
+        | Error::OutputDataType { .. } => PyTypeError::new_err(msg),
+        Error::NoGpu { .. }
+        | Error::Gpu { .. }
+        | Error::GpuUnsupported { .. }
+        | Error::GpuBuffer { .. }
+        | Error::AllocationFailed { .. } => PyRuntimeError::new_err(msg),
+        _ => PyValueError::new_err(msg),
+    }
+}
+
+fn lookup(name: &str) -> PyResult<&'static OpInfo> {
+    tensorbits::ops::lookup(name).map_err(py_err)
+}
+
+/// The call's options from the keywords.
+fn call_of(
+    level: Option<&str>,
+    broadcast: Option<&str>,
+    bcast_axis: Option<i64>,
+    axes: Option<Vec<i64>>,
+    keepdims: bool,
+) -> PyResult<Call> {
+    let mut call = Call::default();
+    if let Some(l) = level {
+        call.level = FeatureLevel::parse(l).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown feature level {l:?}; expected one of {}",
+                FeatureLevel::all_names(true, ", ")
+            ))
+        })?;
+    }
+    call.broadcast = match broadcast {
+        None if bcast_axis.is_some() => Some(Broadcast::Pdpd {
+            axis: bcast_axis.unwrap_or(-1),
+        }),
+        None => None,
+        Some(b) => Some(match BroadcastMode::parse(b) {
+            Some(BroadcastMode::None) => Broadcast::None,
+            Some(BroadcastMode::Numpy) => Broadcast::Numpy,
+            Some(BroadcastMode::Pdpd) => Broadcast::Pdpd {
+                axis: bcast_axis.unwrap_or(-1),
+            },
+            None => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown broadcast mode {b:?}; expected \"none\", \"numpy\" or \"pdpd\""
+                )));
+            }
+        }),
+    };
+    if let (Some(b), Some(_)) = (call.broadcast, bcast_axis)
+        && !matches!(b, Broadcast::Pdpd { .. })
+    {
+        return Err(PyValueError::new_err(
+            "axis= is the start axis of a \"pdpd\" broadcast; it does not apply to broadcast=\"none\" or \"numpy\"",
+        ));
+    }
+    if let Some(a) = axes {
+        call.axes = Some(Axes::new(&a).map_err(py_err)?);
+    }
+    call.keepdims = keepdims;
+    Ok(call)
+}
+
+/// Where a call runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Device {
+    Cpu,
+    Gpu,
+}
+
+fn device_of(device: &str) -> PyResult<Device> {
+    match device {
+        // The data of every array this package takes lies in host memory, where the CPU kernels
+        // run at memory bandwidth; a GPU would first need it copied over.
+        "cpu" | "auto" => Ok(Device::Cpu),
+        "gpu" => Ok(Device::Gpu),
+        d => Err(PyValueError::new_err(format!(
+            "unknown device {d:?}; expected \"cpu\", \"gpu\" or \"auto\""
+        ))),
+    }
+}
+
+/// The process's one GPU executor, made on first use.
+fn gpu() -> PyResult<&'static GpuExecutor> {
+    static GPU: OnceLock<Result<GpuExecutor, String>> = OnceLock::new();
+    GPU.get_or_init(|| GpuExecutor::new_blocking().map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| PyRuntimeError::new_err(e.replace('\n', " ")))
+}
+
+/// The data type of a numpy dtype name (`uint8`, `float16`, `bool`, ...).
+fn dtype_named(name: &str) -> PyResult<DataType> {
+    array::dtype_from_numpy_name(name).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "tensorbits has no data type {name:?}; it has {}",
+            array::NUMPY_NAMES.join(", ")
+        ))
+    })
+}
+
+/// Runs the op named `op` on `inputs` (numpy arrays), into `out` or a new array. Returns the
+/// result and the axes along which a new result must be presented reversed (reversed inputs are
+/// read in place by reversing the whole call).
+#[pyfunction]
+#[pyo3(signature = (op, inputs, out, out_dtype, device, level, broadcast, bcast_axis, axes, keepdims))]
+#[allow(clippy::too_many_arguments)]
+fn run<'py>(
+    py: Python<'py>,
+    op: &str,
+    inputs: Vec<Bound<'py, PyAny>>,
+    out: Option<Bound<'py, PyAny>>,
+    out_dtype: Option<&str>,
+    device: &str,
+    level: Option<&str>,
+    broadcast: Option<&str>,
+    bcast_axis: Option<i64>,
+    axes: Option<Vec<i64>>,
+    keepdims: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let op = lookup(op)?;
+    let device = device_of(device)?;
+    let call = call_of(level, broadcast, bcast_axis, axes, keepdims)?;
+    if inputs.len() != op.arity() {
+        return Err(PyTypeError::new_err(format!(
+            "{} takes {} input(s), got {}",
+            op.name(),
+            op.arity(),
+            inputs.len()
+        )));
+    }
+    let ins: Vec<Arr> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| Arr::read(a, &op.tensor_name(i), false))
+        .collect::<PyResult<_>>()?;
+    let out_arr = match &out {
+        Some(o) => Some(Arr::read(o, "out", true)?),
+        None => None,
+    };
+    let in_dtype = ins.first().map_or(DataType::U8, |a| a.dtype);
+    let out_dtype = match (&out_arr, out_dtype) {
+        (Some(o), _) => o.dtype,
+        (None, Some(n)) => dtype_named(n)?,
+        (None, None) => op.default_output(in_dtype),
+    };
+    // The new output's rank, for the orientation: validate the shapes first (with non-negative
+    // strides standing in; only the sizes matter here).
+    let probe: Vec<TensorDesc> = ins
+        .iter()
+        .map(|a| a.shape_desc())
+        .collect::<PyResult<_>>()?;
+    let probe_refs: Vec<&TensorDesc> = probe.iter().collect();
+    let plan =
+        tensorbits::validate_new_output(op, &call, &probe_refs, out_dtype).map_err(py_err)?;
+    let out_shape = plan.output_shape().to_vec();
+    let layouts: Vec<SignedLayout<'_>> = ins.iter().map(Arr::layout).collect();
+    let orientation = tensorbits::orient(
+        op,
+        &call,
+        &layouts,
+        out_arr.as_ref().map(Arr::layout),
+        out_shape.len(),
+        false,
+    );
+    let (result, flips) = match out_arr {
+        Some(o) => {
+            let o = o.flipped(&orientation.output);
+            let bufs = Buffers::prepare(&ins, &orientation, Some(&o), op, device == Device::Cpu)?;
+            execute(py, op, &call, &bufs, &o, device)?;
+            (
+                out.clone().unwrap_or_else(|| py.None().into_bound(py)),
+                vec![],
+            )
+        }
+        None => {
+            let new = array::empty(py, &out_shape, out_dtype)?;
+            let o = Arr::read(&new, "out", true)?;
+            let bufs = Buffers::prepare(&ins, &orientation, None, op, false)?;
+            execute(py, op, &call, &bufs, &o, device)?;
+            let flips: Vec<usize> = (0..orientation.output.len())
+                .filter(|&j| orientation.output[j])
+                .collect();
+            (new, flips)
+        }
+    };
+    PyTuple::new(py, [result.into_any(), flips.into_pyobject(py)?.into_any()])
+}
+
+/// Runs a validated-to-be call on prepared buffers, on the CPU or the GPU, without the GIL.
+fn execute(
+    py: Python<'_>,
+    op: &'static OpInfo,
+    call: &Call,
+    bufs: &Buffers,
+    out: &Arr,
+    device: Device,
+) -> PyResult<()> {
+    let out_view = out.target()?;
+    match device {
+        Device::Cpu => {
+            let (descs, slices, in_place) = bufs.inputs();
+            py.detach(|| {
+                let mut target = out_view.lock();
+                let inputs: Vec<Input<'_>> = descs
+                    .iter()
+                    .zip(&slices)
+                    .enumerate()
+                    .map(|(i, (d, s))| {
+                        if in_place == Some(i) {
+                            Input::Output
+                        } else {
+                            Input::Bytes(d, s)
+                        }
+                    })
+                    .collect();
+                let desc = target.desc;
+                let r = tensorbits::execute(op, call, &inputs, &desc, target.bytes());
+                if r.is_ok() {
+                    target.finish();
+                }
+                r
+            })
+            .map_err(py_err)
+        }
+        Device::Gpu => {
+            let g = gpu()?;
+            let (descs, slices, _) = bufs.inputs();
+            py.detach(|| -> Result<(), Error> {
+                let mut target = out_view.lock();
+                let packed = TensorDesc::new(target.desc.data_type(), target.desc.sizes())?;
+                let bufs: Vec<_> = slices
+                    .iter()
+                    .map(|s| g.storage_buffer("input", s.len(), s))
+                    .collect::<Result<_, _>>()?;
+                let regions: Vec<tensorbits::GpuInput<'_>> = descs
+                    .iter()
+                    .zip(&bufs)
+                    .map(|(d, b)| {
+                        tensorbits::GpuInput::Region(GpuRegion {
+                            buffer: b,
+                            offset: 0,
+                            desc: *d,
+                        })
+                    })
+                    .collect();
+                let out_len = packed.total_bytes();
+                let out_buf = g.storage_buffer("output", out_len, &[])?;
+                let region = GpuRegion {
+                    buffer: &out_buf,
+                    offset: 0,
+                    desc: packed,
+                };
+                g.execute(op, call, &regions, &region, None)?;
+                let bytes = g.read_bytes(&out_buf, 0, out_len as u64)?;
+                target.write_packed(&bytes);
+                Ok(())
+            })
+            .map_err(py_err)
+        }
+    }
+}
+
+/// knn of the pairwise sum op named `op`: the `k` nearest rows of `b` for each row of `a`, as
+/// `(distances, indices)` numpy arrays, and the axes along which both must be presented reversed.
+#[pyfunction]
+#[pyo3(signature = (op, a, b, k, out_dtype, device, level))]
+#[allow(clippy::too_many_arguments)]
+fn knn<'py>(
+    py: Python<'py>,
+    op: &str,
+    a: Bound<'py, PyAny>,
+    b: Bound<'py, PyAny>,
+    k: usize,
+    out_dtype: Option<&str>,
+    device: &str,
+    level: Option<&str>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let op = lookup(op)?;
+    let device = device_of(device)?;
+    let call = call_of(level, None, None, None, false)?;
+    let ins = [Arr::read(&a, "a", false)?, Arr::read(&b, "b", false)?];
+    let dist_dtype = match out_dtype {
+        Some(n) => dtype_named(n)?,
+        None => op.default_output(ins[0].dtype),
+    };
+    let probe: Vec<TensorDesc> = ins
+        .iter()
+        .map(|a| a.shape_desc())
+        .collect::<PyResult<_>>()?;
+    let probe_refs: Vec<&TensorDesc> = probe.iter().collect();
+    let plan = tensorbits::validate_knn(op, &call, &probe_refs, k, dist_dtype).map_err(py_err)?;
+    let shape = plan.output_shape().to_vec();
+    let layouts: Vec<SignedLayout<'_>> = ins.iter().map(Arr::layout).collect();
+    let orientation = tensorbits::orient(op, &call, &layouts, None, shape.len(), true);
+    let bufs = Buffers::prepare(&ins, &orientation, None, op, false)?;
+    let dist = array::empty(py, &shape, dist_dtype)?;
+    let idx = array::empty(py, &shape, DataType::I64)?;
+    let dv = Arr::read(&dist, "distances", true)?.target()?;
+    let iv = Arr::read(&idx, "indices", true)?.target()?;
+    let (descs, slices, _) = bufs.inputs();
+    py.detach(|| -> Result<(), Error> {
+        let mut dt = dv.lock();
+        let mut it = iv.lock();
+        match device {
+            Device::Cpu => {
+                let inputs = [
+                    Input::Bytes(&descs[0], slices[0]),
+                    Input::Bytes(&descs[1], slices[1]),
+                ];
+                let (dd, id) = (dt.desc, it.desc);
+                tensorbits::knn(op, &call, &inputs, k, (&dd, dt.bytes()), (&id, it.bytes()))
+            }
+            Device::Gpu => {
+                let g = gpu().map_err(|e| Error::GpuUnsupported {
+                    what: e.to_string(),
+                })?;
+                let ba = g.storage_buffer("a", slices[0].len(), slices[0])?;
+                let bb = g.storage_buffer("b", slices[1].len(), slices[1])?;
+                let ra = GpuRegion {
+                    buffer: &ba,
+                    offset: 0,
+                    desc: descs[0],
+                };
+                let rb = GpuRegion {
+                    buffer: &bb,
+                    offset: 0,
+                    desc: descs[1],
+                };
+                let dl = dt.desc.total_bytes();
+                let il = it.desc.total_bytes();
+                let bd = g.storage_buffer("distances", dl, &[])?;
+                let bi = g.storage_buffer("indices", il, &[])?;
+                let rd = GpuRegion {
+                    buffer: &bd,
+                    offset: 0,
+                    desc: dt.desc,
+                };
+                let ri = GpuRegion {
+                    buffer: &bi,
+                    offset: 0,
+                    desc: it.desc,
+                };
+                g.knn(op, &call, [&ra, &rb], k, (&rd, &ri), None)?;
+                dt.write_packed(&g.read_bytes(&bd, 0, dl as u64)?);
+                it.write_packed(&g.read_bytes(&bi, 0, il as u64)?);
+                Ok(())
+            }
+        }
+    })
+    .map_err(py_err)?;
+    let flips: Vec<usize> = (0..orientation.output.len())
+        .filter(|&j| orientation.output[j])
+        .collect();
+    PyTuple::new(
+        py,
+        [
+            dist.into_any(),
+            idx.into_any(),
+            flips.into_pyobject(py)?.into_any(),
+        ],
+    )
+}
+
+/// The GPU the package's executor runs on, made on first use (`RuntimeError` if none).
+#[pyfunction]
+fn gpu_name() -> PyResult<String> {
+    Ok(gpu()?.describe())
+}
+
+/// The standard ops: `(name, short name, inputs, summary)` for each.
+#[pyfunction]
+fn ops() -> Vec<(String, String, Vec<String>, String)> {
+    tensorbits::ops::ALL
+        .iter()
+        .map(|o| {
+            (
+                o.name().to_owned(),
+                tensorbits::ops::aliases(o)
+                    .first()
+                    .copied()
+                    .unwrap_or_default()
+                    .to_owned(),
+                o.inputs().iter().map(|s| s.to_string()).collect(),
+                o.summary().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The extension module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(knn, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_name, m)?)?;
+    m.add_function(wrap_pyfunction!(ops, m)?)?;
+    Ok(())
+}
