@@ -161,6 +161,14 @@ impl Arr {
     /// Strides in elements, size-1 axes given `unit` (their stride never matters), or `None`
     /// when a stride is negative or not a multiple of the element size, or the base unaligned.
     fn element_strides(&self, unit: usize) -> Option<Vec<usize>> {
+        if self.count() == 0 {
+            // No elements: numpy gives such arrays strides of 0; packed ones describe them.
+            let mut s = vec![1usize; self.shape.len()];
+            for d in (0..self.shape.len().saturating_sub(1)).rev() {
+                s[d] = s[d + 1].saturating_mul(self.shape[d + 1].max(1));
+            }
+            return Some(s);
+        }
         if !self.addr.is_multiple_of(self.item) {
             return None;
         }
@@ -169,7 +177,9 @@ impl Arr {
             .zip(&self.strides)
             .map(|(&n, &s)| match n {
                 0 | 1 => Some(unit),
-                _ if s >= 0 && (s as usize).is_multiple_of(self.item) => Some(s as usize / self.item),
+                _ if s >= 0 && (s as usize).is_multiple_of(self.item) => {
+                    Some(s as usize / self.item)
+                }
                 _ => None,
             })
             .collect()

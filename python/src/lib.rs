@@ -352,19 +352,22 @@ fn knn<'py>(
                     offset: 0,
                     desc: descs[1],
                 };
-                let dl = dt.desc.total_bytes();
-                let il = it.desc.total_bytes();
+                // Packed on the device, scattered to the arrays after.
+                let dpk = TensorDesc::new(dt.desc.data_type(), dt.desc.sizes())?;
+                let ipk = TensorDesc::new(it.desc.data_type(), it.desc.sizes())?;
+                let dl = dpk.total_bytes();
+                let il = ipk.total_bytes();
                 let bd = g.storage_buffer("distances", dl, &[])?;
                 let bi = g.storage_buffer("indices", il, &[])?;
                 let rd = GpuRegion {
                     buffer: &bd,
                     offset: 0,
-                    desc: dt.desc,
+                    desc: dpk,
                 };
                 let ri = GpuRegion {
                     buffer: &bi,
                     offset: 0,
-                    desc: it.desc,
+                    desc: ipk,
                 };
                 g.knn(op, &call, [&ra, &rb], k, (&rd, &ri), None)?;
                 dt.write_packed(&g.read_bytes(&bd, 0, dl as u64)?);

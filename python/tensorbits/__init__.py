@@ -164,11 +164,10 @@ def _dtype_name(dtype):
 
 
 def _call(op, xs, names, out, dtype=None, device="auto", level=None, broadcast=None,
-          axis=None, axes=None, keepdims=False):
+          axis=None, axes=_DEFAULT, keepdims=False):
     arrays, wrap = _inputs(xs, names)
     out_array = _out(out)
-    if axes is not None:
-        axes = _axes(axes, max(a.ndim for a in arrays))
+    axes = _axes(axes, max((a.ndim for a in arrays), default=0))
     if not isinstance(device, str):
         raise TypeError(f"device: expected \"cpu\", \"gpu\" or \"auto\", got {type(device).__name__}")
     result, flips = _native.run(

@@ -1,0 +1,92 @@
+"""Bad inputs raise TypeError, ValueError or OverflowError with the library's message, never a panic."""
+import itertools
+
+import numpy as np
+import pytest
+
+import tensorbits as tb
+
+
+def test_dtype_errors_are_type_errors():
+    with pytest.raises(TypeError, match="does not support f32"):
+        tb.left_shift(np.zeros(3, np.float32), np.zeros(3, np.float32))
+    with pytest.raises(TypeError, match="no data type for numpy's complex128"):
+        tb.bitwise_and(np.zeros(3, complex), np.zeros(3, complex))
+    with pytest.raises(TypeError, match="no data type"):
+        tb.bitwise_not(np.zeros(3, ">u4"))  # not the machine's byte order
+    with pytest.raises(TypeError):
+        tb.bitwise_and(np.zeros(3, np.uint8), np.zeros(3, np.uint16))  # no promotion
+    with pytest.raises(TypeError, match="expected a numpy array"):
+        tb.bitwise_not("abc")
+    with pytest.raises(TypeError):
+        tb.bitwise_not(np.zeros(3, object))
+    with pytest.raises(TypeError):
+        tb.bitwise_and(np.zeros(3, np.int32), 1.5)
+
+
+def test_shape_errors_are_value_errors():
+    with pytest.raises(ValueError, match="does not match"):
+        tb.bitwise_or(np.zeros((2, 3), np.uint8), np.zeros((4,), np.uint8))
+    with pytest.raises(ValueError, match="OutputTensor"):
+        tb.bitwise_or(np.zeros(3, np.uint8), np.zeros(3, np.uint8), out=np.zeros(4, np.uint8))
+    with pytest.raises(ValueError, match="rank|dimensions"):
+        tb.bitwise_not(np.zeros((1,) * 9, np.uint8))
+    with pytest.raises(ValueError, match="read-only"):
+        tb.bitwise_not(np.zeros(3, np.uint8), out=np.broadcast_to(np.zeros(1, np.uint8), (3,)))
+    with pytest.raises(ValueError, match="device"):
+        tb.bitwise_not(np.zeros(3, np.uint8), device="tpu")
+    with pytest.raises(ValueError, match="broadcast"):
+        tb.bitwise_and(np.zeros(3, np.uint8), np.zeros(3, np.uint8), broadcast="sideways")
+    with pytest.raises(ValueError):
+        tb.hamming_cdist(np.zeros((2, 3), np.uint8), np.zeros((2, 4), np.uint8))
+    with pytest.raises(ValueError):
+        tb.hamming_cdist(np.zeros(3, np.uint8), np.zeros(3, np.uint8))
+
+
+def test_messages_are_one_line():
+    try:
+        tb.bitwise_or(np.zeros((2, 3), np.uint8), np.zeros((4,), np.uint8))
+    except ValueError as e:
+        assert "\n" not in str(e) and str(e)
+    else:
+        pytest.fail("no error")
+
+
+def test_no_panic_on_any_bad_input():
+    # PanicException derives from BaseException, so it would escape `except Exception`.
+    rng = np.random.default_rng(7)
+    arrays = [
+        np.zeros(0, np.uint8), np.zeros((3, 0, 2), np.uint16), np.zeros((1,) * 8, np.uint32),
+        np.zeros((1,) * 9, np.uint8), np.arange(6, dtype=np.int64).reshape(2, 3)[:, ::-1],
+        np.zeros(5, np.float16), np.zeros(4, complex), np.zeros(3, bool),
+        np.broadcast_to(np.zeros(1, np.uint8), (4, 4)), np.zeros((2, 1 << 20), np.uint8)[:, ::4096],
+        np.zeros(3, ">u2"), np.zeros(10, np.uint8)[1:].view(np.uint8),
+    ]
+    others = [None, 0, -1, 1 << 70, 2.5, True, "x", [1, 2], (1, 2), np.int8(-3)]
+    funcs = [tb.bitwise_and, tb.bitwise_xor, tb.left_shift, tb.right_shift, tb.hamming_distance,
+             tb.hamming_cdist]
+    seen = 0
+    for f, a, b in itertools.product(funcs, arrays, arrays + others):
+        try:
+            f(a, b)
+        except (TypeError, ValueError, OverflowError):
+            seen += 1
+    for f, a, axis in itertools.product(
+        [tb.bitwise_xor_reduce, tb.bitwise_count_sum], arrays, [None, 0, -1, 9, -9, (0, 0), (), 1.5]
+    ):
+        try:
+            f(a, axis=axis, dtype=rng.choice(["uint8", "uint16", None]))
+        except (TypeError, ValueError, OverflowError):
+            seen += 1
+    for a, b, k in itertools.product(arrays, arrays, [0, 1, 5, -1, 1 << 64, "3"]):
+        try:
+            tb.knn(a, b, k)
+        except (TypeError, ValueError, OverflowError):
+            seen += 1
+    for out in [np.zeros(3, np.uint8), np.zeros((3, 3), np.uint8)[:, 0], np.zeros(3, np.uint16),
+                np.zeros(3, np.uint8)[::-1], np.broadcast_to(np.zeros(1, np.uint8), (3,)), 5, "out"]:
+        try:
+            tb.bitwise_not(np.arange(3, dtype=np.uint8), out=out)
+        except (TypeError, ValueError, OverflowError):
+            seen += 1
+    assert seen > 100
