@@ -29,6 +29,8 @@ mod validate;
 
 pub use api::compiled::{Compiled, compile};
 pub use api::dynamic::{Input, Region, execute, execute_in_buffer, knn};
+#[cfg(feature = "ndarray")]
+pub use api::nd::NdOp;
 pub use api::orient::{Orientation, SignedLayout, orient};
 pub use api::tensor::{Tensor, TensorView, TensorViewMut};
 pub use api::typed::{DefaultOutput, Options, OutputChoice};
@@ -38,6 +40,9 @@ pub use error::{Error, Result, ShapeText};
 #[cfg(feature = "gpu")]
 pub use gpu::{GpuExecutor, GpuInput, GpuLimits, GpuRegion, GpuTensor, GpuTypeSupport, Target};
 pub use level::{Level, levels};
+/// The `ndarray` crate this library's [`NdOp`] takes arrays of (the `ndarray` feature).
+#[cfg(feature = "ndarray")]
+pub use ndarray;
 pub use op::{Axes, Broadcast, Call, InputBuffer, Op, OpInfo, Plan, ReduceOp};
 pub use tensorbits_core::{
     BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK, SupportTable, tensor_name,

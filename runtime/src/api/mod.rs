@@ -4,6 +4,8 @@
 
 pub(crate) mod compiled;
 pub(crate) mod dynamic;
+#[cfg(feature = "ndarray")]
+pub(crate) mod nd;
 pub(crate) mod orient;
 pub(crate) mod tensor;
 pub(crate) mod typed;
