@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """tensorbits beside numpy on the same machine, same shapes and types, in one run.
 
-Usage: cargo build --release && python3 benches/compare_numpy.py [--runs 7]
-For each case it runs `tensorbits bench` (CPU, all cores) and times numpy's ufunc into a
-preallocated output (numpy runs its ufuncs on one thread), medians of --runs, and writes
-benches/results/numpy.md. Bytes counted: read plus written, as for tensorbits.
+Usage: cargo build --release && pip install ./python && python3 benches/compare_numpy.py [--runs 7]
+For each case it runs `tensorbits bench` (CPU, all cores), times numpy's ufunc into a
+preallocated output (numpy runs its ufuncs on one thread) and, when the Python package is
+installed, the package's function of the same name on the same arrays into the same output;
+medians of --runs. A last table times calls on small arrays, where the cost of a call shows.
+Writes benches/results/numpy.md. Bytes counted: read plus written, as for tensorbits.
 """
 import argparse
 import os
@@ -32,6 +34,21 @@ CASES = [
     ("SHR u8, 64 MiB", "shr", "u8", [MIB64], None, lambda a, b, o: np.right_shift(a, b, out=o)),
     ("POPCOUNT u32 -> u8, 64 MiB", "popcount", "u32", [MIB64 // 4], None, lambda a, b, o: np.bitwise_count(a, out=o)),
 ]
+
+
+try:
+    import tensorbits as tbpy
+except ImportError:
+    tbpy = None
+
+# The Python package's function for each case's op, called as numpy's is.
+PY = {
+    "xor": lambda a, b, o: tbpy.bitwise_xor(a, b, out=o),
+    "not": lambda a, b, o: tbpy.bitwise_not(a, out=o),
+    "shl": lambda a, b, o: tbpy.left_shift(a, b, out=o),
+    "shr": lambda a, b, o: tbpy.right_shift(a, b, out=o),
+    "popcount": lambda a, b, o: tbpy.bitwise_count(a, out=o),
+}
 
 
 def ours(op, dtype, shape, shape_b, runs):
@@ -68,15 +85,43 @@ def main():
         o = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=odt)
         moved = a.nbytes + o.nbytes + (b.nbytes if op not in ("not", "popcount") else 0)
         t = numpy_time(fn, a, b, o, args.runs)
+        if dtype == "f32" and tbpy is not None:
+            a, b, o = a.view(np.float32), b.view(np.float32), o.view(np.float32)
+        pyg = moved / numpy_time(PY[op], a, b, o, args.runs) / 1e9 if tbpy else None
         tb, copy = ours(op, dtype, shape, shape_b, args.runs)
-        rows.append((label, tb, moved / t / 1e9, copy))
-        print(f"{label}: tensorbits {tb:.1f} GB/s, numpy {moved / t / 1e9:.1f} GB/s, copy {copy:.1f} GB/s", flush=True)
+        rows.append((label, tb, moved / t / 1e9, copy, pyg))
+        print(f"{label}: tensorbits {tb:.1f} GB/s, numpy {moved / t / 1e9:.1f} GB/s, copy {copy:.1f} GB/s, "
+              f"Python package {pyg if pyg is None else round(pyg, 1)} GB/s", flush=True)
+    small = []
+    if tbpy is not None:
+        for n in [64, 4096, 65536]:
+            a = rng.integers(0, 256, size=n, dtype=np.uint64).astype(np.uint32)
+            b = rng.integers(0, 256, size=n, dtype=np.uint64).astype(np.uint32)
+            o = np.empty_like(a)
+            calls = 2000 if n <= 4096 else 200
+
+            def loop(f):
+                def run(a, b, o):
+                    for _ in range(calls):
+                        f(a, b, o)
+                return run
+
+            tn = numpy_time(loop(lambda a, b, o: np.bitwise_xor(a, b, out=o)), a, b, o, args.runs) / calls
+            tp = numpy_time(loop(PY["xor"]), a, b, o, args.runs) / calls
+            small.append((n, tp * 1e6, tn * 1e6))
     os.makedirs(os.path.join(ROOT, "benches", "results"), exist_ok=True)
     with open(os.path.join(ROOT, "benches", "results", "numpy.md"), "w") as f:
-        f.write(f"| case | tensorbits GB/s | numpy {np.__version__} GB/s | tensorbits / numpy | parallel copy GB/s |\n")
-        f.write("|---|---:|---:|---:|---:|\n")
-        for label, tb, npg, copy in rows:
-            f.write(f"| {label} | {tb:.1f} | {npg:.1f} | {tb / npg:.1f}x | {copy:.1f} |\n")
+        f.write(f"| case | tensorbits GB/s | numpy {np.__version__} GB/s | tensorbits / numpy | parallel copy GB/s "
+                "| Python package GB/s | Python package / numpy |\n")
+        f.write("|---|---:|---:|---:|---:|---:|---:|\n")
+        for label, tb, npg, copy, pyg in rows:
+            py = f"{pyg:.1f} | {pyg / npg:.1f}x" if pyg else "- | -"
+            f.write(f"| {label} | {tb:.1f} | {npg:.1f} | {tb / npg:.1f}x | {copy:.1f} | {py} |\n")
+        if small:
+            f.write("\nOne call on small arrays (XOR u32 into a preallocated output), microseconds per call:\n\n")
+            f.write("| elements | tensorbits.bitwise_xor | numpy.bitwise_xor | ratio |\n|---:|---:|---:|---:|\n")
+            for n, tp, tn in small:
+                f.write(f"| {n} | {tp:.2f} | {tn:.2f} | {tp / tn:.1f}x |\n")
     print(open(os.path.join(ROOT, "benches", "results", "numpy.md")).read())
 
 

@@ -141,6 +141,23 @@ impl Arr {
         TensorDesc::new(self.dtype, &self.shape).map_err(py_err)
     }
 
+    /// The description with element strides `s`, left packed (no explicit strides) when they are
+    /// the packed ones, which keeps the executor's packed fast paths.
+    fn desc_with(&self, s: &[usize]) -> PyResult<TensorDesc> {
+        let d = self.shape_desc()?;
+        let mut packed = 1usize;
+        let is_packed = self.shape.iter().zip(s).rev().all(|(&n, &st)| {
+            let ok = n <= 1 || st == packed;
+            packed = packed.saturating_mul(n);
+            ok
+        });
+        if is_packed {
+            Ok(d)
+        } else {
+            d.with_strides(s).map_err(py_err)
+        }
+    }
+
     fn count(&self) -> usize {
         self.shape.iter().product()
     }
@@ -275,7 +292,7 @@ impl Arr {
         // A self-overlapping output (stride 0 on a writable array) keeps its strides: the
         // validator rejects it through the description.
         let (desc, temp) = match self.element_strides(1) {
-            Some(s) => (self.shape_desc()?.with_strides(&s).map_err(py_err)?, None),
+            Some(s) => (self.desc_with(&s)?, None),
             None => {
                 let desc = self.shape_desc()?;
                 let n = desc.total_bytes().div_ceil(8);
@@ -428,7 +445,7 @@ impl Buffers {
             let overlaps = out.is_some_and(|o| a.overlaps(o));
             match a.element_strides(0).filter(|_| !overlaps) {
                 Some(s) => {
-                    let desc = a.shape_desc()?.with_strides(&s).map_err(py_err)?;
+                    let desc = a.desc_with(&s)?;
                     let (lo, hi) = a.span();
                     b.descs.push(desc);
                     b.sources.push(Source::Borrowed(lo, hi - lo));

@@ -38,6 +38,28 @@ fn lookup(name: &str) -> PyResult<&'static OpInfo> {
     tensorbits::ops::lookup(name).map_err(py_err)
 }
 
+/// The index in `tensorbits.ops()` of the op any of whose names is `name`, resolved once by the
+/// Python layer so that calls skip the lookup by name.
+#[pyfunction]
+fn op_index(name: &str) -> PyResult<usize> {
+    let op = lookup(name)?;
+    Ok(tensorbits::ops::ALL
+        .iter()
+        .position(|o| std::ptr::eq(*o, op))
+        .unwrap_or_default())
+}
+
+/// The op at `index` in `tensorbits.ops()`, or the op named so.
+fn op_at(op: &Bound<'_, PyAny>) -> PyResult<&'static OpInfo> {
+    if let Ok(i) = op.extract::<usize>() {
+        return tensorbits::ops::ALL
+            .get(i)
+            .copied()
+            .ok_or_else(|| PyValueError::new_err(format!("no op at index {i}")));
+    }
+    lookup(&op.extract::<String>()?)
+}
+
 /// The call's options from the keywords.
 fn call_of(
     level: Option<&str>,
@@ -132,7 +154,7 @@ fn dtype_named(name: &str) -> PyResult<DataType> {
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
-    op: &str,
+    op: Bound<'py, PyAny>,
     inputs: Vec<Bound<'py, PyAny>>,
     out: Option<Bound<'py, PyAny>>,
     out_dtype: Option<&str>,
@@ -143,7 +165,7 @@ fn run<'py>(
     axes: Option<Vec<i64>>,
     keepdims: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let op = lookup(op)?;
+    let op = op_at(&op)?;
     let device = device_of(device)?;
     let call = call_of(level, broadcast, bcast_axis, axes, keepdims)?;
     if inputs.len() != op.arity() {
@@ -157,7 +179,7 @@ fn run<'py>(
     let ins: Vec<Arr> = inputs
         .iter()
         .enumerate()
-        .map(|(i, a)| Arr::read(a, &op.tensor_name(i), false))
+        .map(|(i, a)| Arr::read(a, op.inputs().get(i).copied().unwrap_or("input"), false))
         .collect::<PyResult<_>>()?;
     let out_arr = match &out {
         Some(o) => Some(Arr::read(o, "out", true)?),
@@ -169,16 +191,21 @@ fn run<'py>(
         (None, Some(n)) => dtype_named(n)?,
         (None, None) => op.default_output(in_dtype),
     };
-    // The new output's rank, for the orientation: validate the shapes first (with non-negative
-    // strides standing in; only the sizes matter here).
-    let probe: Vec<TensorDesc> = ins
-        .iter()
-        .map(|a| a.shape_desc())
-        .collect::<PyResult<_>>()?;
-    let probe_refs: Vec<&TensorDesc> = probe.iter().collect();
-    let plan =
-        tensorbits::validate_new_output(op, &call, &probe_refs, out_dtype).map_err(py_err)?;
-    let out_shape = plan.output_shape().to_vec();
+    // A new output's shape (and rank, for the orientation): validate the shapes first (with
+    // packed strides standing in; only the sizes matter here).
+    let out_shape = match out_arr {
+        Some(_) => vec![],
+        None => {
+            let probe: Vec<TensorDesc> = ins
+                .iter()
+                .map(|a| a.shape_desc())
+                .collect::<PyResult<_>>()?;
+            let probe_refs: Vec<&TensorDesc> = probe.iter().collect();
+            let plan = tensorbits::validate_new_output(op, &call, &probe_refs, out_dtype)
+                .map_err(py_err)?;
+            plan.output_shape().to_vec()
+        }
+    };
     let layouts: Vec<SignedLayout<'_>> = ins.iter().map(Arr::layout).collect();
     let orientation = tensorbits::orient(
         op,
@@ -420,6 +447,7 @@ fn ops() -> Vec<(String, String, Vec<String>, String)> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(op_index, m)?)?;
     m.add_function(wrap_pyfunction!(knn, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_name, m)?)?;
     m.add_function(wrap_pyfunction!(ops, m)?)?;

@@ -180,8 +180,15 @@ def _call(op, xs, names, out, dtype=None, device="auto", level=None, broadcast=N
 
 
 def _binary(op, doc):
+    index = _native.op_index(op)
+
     def f(x1, x2, /, out=None, *, device="auto", level=None, broadcast=None, axis=None):
-        return _call(op, [x1, x2], ["x1", "x2"], out, device=device, level=level,
+        if type(x1) is np.ndarray and type(x2) is np.ndarray and (out is None or type(out) is np.ndarray):
+            # The common case, without the conversions of `_call`.
+            result, flips = _native.run(index, [x1, x2], out, None, device, level, broadcast, axis,
+                                        None, False)
+            return out if out is not None else (_present(result, flips, None) if flips else result)
+        return _call(index, [x1, x2], ["x1", "x2"], out, device=device, level=level,
                      broadcast=broadcast, axis=axis)
 
     f.__doc__ = doc
