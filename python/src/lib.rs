@@ -45,8 +45,8 @@ fn op_index(name: &str) -> PyResult<usize> {
     let op = lookup(name)?;
     Ok(tensorbits::ops::ALL
         .iter()
-        .position(|o| std::ptr::eq(*o, op))
-        .unwrap_or_default())
+        .position(|o| o.name() == op.name())
+        .ok_or_else(|| PyValueError::new_err(format!("{} is not a standard op", op.name())))?)
 }
 
 /// The op at `index` in `tensorbits.ops()`, or the op named so.
