@@ -43,10 +43,10 @@ fn lookup(name: &str) -> PyResult<&'static OpInfo> {
 #[pyfunction]
 fn op_index(name: &str) -> PyResult<usize> {
     let op = lookup(name)?;
-    Ok(tensorbits::ops::ALL
+    tensorbits::ops::ALL
         .iter()
         .position(|o| o.name() == op.name())
-        .ok_or_else(|| PyValueError::new_err(format!("{} is not a standard op", op.name())))?)
+        .ok_or_else(|| PyValueError::new_err(format!("{} is not a standard op", op.name())))
 }
 
 /// The op at `index` in `tensorbits.ops()`, or the op named so.
