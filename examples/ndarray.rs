@@ -44,11 +44,20 @@ fn main() -> Result<(), tensorbits::Error> {
     let queries = array![[0b1011u8, 0xff]];
     let (d, i): (ArrayD<u32>, ArrayD<i64>) =
         ops::HammingCdist::knn_nd(&opts, queries.view(), codes.view(), 2)?;
-    println!("knn: distances {:?}, indices {:?}", to_vec2(&d), to_vec2(&i));
-    assert_eq!((to_vec2(&d), to_vec2(&i)), (vec![vec![0, 1]], vec![vec![1, 0]]));
+    println!(
+        "knn: distances {:?}, indices {:?}",
+        to_vec2(&d),
+        to_vec2(&i)
+    );
+    assert_eq!(
+        (to_vec2(&d), to_vec2(&i)),
+        (vec![vec![0, 1]], vec![vec![1, 0]])
+    );
     Ok(())
 }
 
 fn to_vec2<T: Copy>(x: &ArrayD<T>) -> Vec<Vec<T>> {
-    x.outer_iter().map(|r| r.iter().copied().collect()).collect()
+    x.outer_iter()
+        .map(|r| r.iter().copied().collect())
+        .collect()
 }

@@ -796,3 +796,42 @@ fn typed_and_dynamic_agree() {
     let opts = Options::new().broadcast(Broadcast::Numpy);
     assert_eq!(BitXor::run_with(&opts, &a, &a).unwrap().data(), &[0, 0, 0]);
 }
+
+#[test]
+fn slices_need_to_cover_the_elements_only() {
+    // A description's total size rounds up to 4 bytes; a slice's length is exact, so 10 bytes of
+    // u8 are enough for 10 elements, in and out.
+    let d = desc(DataType::U8, &[10]);
+    assert_eq!(d.total_bytes(), 12);
+    let a: Vec<u8> = (0..10).collect();
+    let b = [0x0fu8; 10];
+    let mut o = [0u8; 10];
+    execute(
+        xor(),
+        &Call::default(),
+        &[Input::Bytes(&d, &a), Input::Bytes(&d, &b)],
+        &d,
+        &mut o,
+    )
+    .unwrap();
+    assert_eq!(o.to_vec(), a.iter().map(|v| v ^ 0x0f).collect::<Vec<_>>());
+    let e = execute(
+        xor(),
+        &Call::default(),
+        &[Input::Bytes(&d, &a), Input::Bytes(&d, &b[..9])],
+        &d,
+        &mut o,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::BufferTooSmall {
+                len: 9,
+                required: 10,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
