@@ -542,12 +542,24 @@ fn supports_traits(m: &Model, ident: &Ident, vis: &syn::Visibility) -> TokenStre
     } else {
         quote!(::tensorbits::Element)
     };
+    // The same facts as bounds generic code can name for any op.
+    let output_type = match m.output {
+        Some(_) => {
+            let otr = format_ident!("{}Output", ident);
+            quote!(impl<T: ::tensorbits::Element, O: #otr> ::tensorbits::OutputType<T, O> for #ident {})
+        }
+        None => quote!(impl<T: ::tensorbits::Element> ::tensorbits::OutputType<T, T> for #ident {}),
+    };
     quote! {
         #[doc = #doc]
         #[diagnostic::on_unimplemented(message = #message, label = #label, #(note = #notes),*)]
         #vis trait #tr<L: ::tensorbits::Level>: #element {}
         #(#impls)*
         #output
+        #[automatically_derived]
+        impl<T: #tr<L>, L: ::tensorbits::Level> ::tensorbits::SupportsType<T, L> for #ident {}
+        #[automatically_derived]
+        #output_type
     }
 }
 

@@ -43,7 +43,9 @@ pub use level::{Level, levels};
 /// The `ndarray` crate this library's [`NdOp`] takes arrays of (the `ndarray` feature).
 #[cfg(feature = "ndarray")]
 pub use ndarray;
-pub use op::{Axes, Broadcast, Call, InputBuffer, Op, OpInfo, Plan, ReduceOp};
+pub use op::{
+    Axes, Broadcast, Call, InputBuffer, Op, OpInfo, OutputType, Plan, ReduceOp, SupportsType,
+};
 pub use tensorbits_core::{
     BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK, SupportTable, tensor_name,
 };

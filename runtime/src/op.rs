@@ -153,6 +153,25 @@ pub trait Op {
     const INFO: &'static OpInfo;
 }
 
+/// Implemented by `#[bitwise_op]` for an op (`Self`), each element type `T` its Tensor support table
+/// lists at a feature level and each level `L` from there up: the bound with which generic code over
+/// ops, such as [`NdOp`](crate::NdOp), makes an unsupported type a compile error.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not support data type `{T}` at feature level `{L}`",
+    label = "`{T}` is not supported by `{Self}` at `{L}`",
+    note = "the op's documentation lists the types it supports at each feature level"
+)]
+pub trait SupportsType<T, L> {}
+
+/// Implemented by `#[bitwise_op]` for an op (`Self`), an input type `T` and each type `O` the op can
+/// write for it: `T` itself, or each of the op's declared `output` types.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not write `{O}` for inputs of `{T}`",
+    label = "not an output type of `{Self}` for `{T}`",
+    note = "an op writes its inputs' type unless its spec declares `output = [...]`"
+)]
+pub trait OutputType<T, O> {}
+
 /// The metadata the typed methods of a `#[bitwise_op]` struct validate with: its [`OpInfo`] without
 /// the CPU kernel table, which they never use (they run the element function at the call's types),
 /// so that a crate compiles the kernels only of the types it calls.

@@ -15,7 +15,7 @@ use crate::api::orient::{SignedLayout, orient};
 use crate::api::typed::Options;
 use crate::error::{Error, Result};
 use crate::level::Level;
-use crate::op::{Call, Op, OpInfo};
+use crate::op::{Call, Op, OpInfo, OutputType, SupportsType};
 use crate::validate::{desc::TensorDesc, validate_knn, validate_new_output};
 use crate::{DataType, Element};
 
@@ -236,14 +236,19 @@ fn knn_new<T: Element, D: Element>(
 /// `ops::BitXor::run_nd(&Options::new(), &[a.view(), b.view()])`. Views may have any strides,
 /// negative included; inputs of different ranks broadcast as the op's typed methods do (pass
 /// `.into_dyn()` views to mix ranks). The output's element type `O` is inferred from where the
-/// result goes (`let c: ArrayD<u32> = ...`); one the op does not declare is a typed error.
+/// result goes (`let c: ArrayD<u32> = ...`). As with the typed methods, an element type the op does
+/// not support at the options' level, or an output type it does not write, is a compile error
+/// (through [`SupportsType`] and [`OutputType`]).
 pub trait NdOp: Op {
     /// Runs the op into a new array. Inputs are read where they lie; the result may itself be a
     /// view with reversed axes when an input's were (its elements are where numpy's would be).
     fn run_nd<T: Element, O: Element, D: Dimension, L: Level, C>(
         opts: &Options<L, C>,
         inputs: &[ArrayView<'_, T, D>],
-    ) -> Result<ArrayD<O>> {
+    ) -> Result<ArrayD<O>>
+    where
+        Self: SupportsType<T, L> + OutputType<T, O>,
+    {
         let views: Vec<ArrayViewD<'_, T>> = inputs.iter().map(|v| v.view().into_dyn()).collect();
         run_new(Self::INFO, &opts.call(), &views)
     }
@@ -254,7 +259,10 @@ pub trait NdOp: Op {
         opts: &Options<L, C>,
         inputs: &[ArrayView<'_, T, D>],
         out: ArrayViewMut<'_, O, E>,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        Self: SupportsType<T, L> + OutputType<T, O>,
+    {
         let views: Vec<ArrayViewD<'_, T>> = inputs.iter().map(|v| v.view().into_dyn()).collect();
         run_into(Self::INFO, &opts.call(), &views, out.into_dyn())
     }
@@ -266,7 +274,10 @@ pub trait NdOp: Op {
         a: ArrayView<'_, T, D>,
         b: ArrayView<'_, T, E>,
         k: usize,
-    ) -> Result<(ArrayD<Dist>, ArrayD<i64>)> {
+    ) -> Result<(ArrayD<Dist>, ArrayD<i64>)>
+    where
+        Self: SupportsType<T, L> + OutputType<T, Dist>,
+    {
         knn_new(Self::INFO, &opts.call(), a.into_dyn(), b.into_dyn(), k)
     }
 }
