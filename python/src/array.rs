@@ -57,8 +57,9 @@ pub(crate) fn empty<'py>(
     shape: &[usize],
     dtype: DataType,
 ) -> PyResult<Bound<'py, PyAny>> {
-    py.import("numpy")?
-        .getattr("empty")?
+    static EMPTY: pyo3::sync::PyOnceLock<pyo3::Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    EMPTY
+        .import(py, "numpy", "empty")?
         .call1((shape.to_vec(), numpy_name(dtype)))
 }
 
@@ -126,6 +127,14 @@ impl Arr {
             shape: a.shape().to_vec(),
             strides: a.strides().to_vec(),
         })
+    }
+
+    /// Whether an axis with more than one element walks backwards.
+    pub(crate) fn reversed(&self) -> bool {
+        self.shape
+            .iter()
+            .zip(&self.strides)
+            .any(|(&n, &s)| n > 1 && s < 0)
     }
 
     /// Sizes and signed strides, for [`tensorbits::orient`] (only the strides' signs matter).

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use tensorbits::{
     Axes, Broadcast, BroadcastMode, Call, DataType, Error, FeatureLevel, GpuExecutor, GpuRegion,
-    Input, OpInfo, SignedLayout, TensorDesc,
+    Input, OpInfo, Orientation, SignedLayout, TensorDesc,
 };
 
 /// The library's error as the Python exception that fits it, with the library's message.
@@ -206,15 +206,20 @@ fn run<'py>(
             plan.output_shape().to_vec()
         }
     };
-    let layouts: Vec<SignedLayout<'_>> = ins.iter().map(Arr::layout).collect();
-    let orientation = tensorbits::orient(
-        op,
-        &call,
-        &layouts,
-        out_arr.as_ref().map(Arr::layout),
-        out_shape.len(),
-        false,
-    );
+    // Nothing walks backwards (the common case): nothing to reverse.
+    let orientation = if ins.iter().chain(&out_arr).any(Arr::reversed) {
+        let layouts: Vec<SignedLayout<'_>> = ins.iter().map(Arr::layout).collect();
+        tensorbits::orient(
+            op,
+            &call,
+            &layouts,
+            out_arr.as_ref().map(Arr::layout),
+            out_shape.len(),
+            false,
+        )
+    } else {
+        Orientation::default()
+    };
     let (result, flips) = match out_arr {
         Some(o) => {
             let o = o.flipped(&orientation.output);
