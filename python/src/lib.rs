@@ -356,6 +356,11 @@ fn knn<'py>(
     let dv = Arr::read(&dist, "distances", true)?.target()?;
     let iv = Arr::read(&idx, "indices", true)?.target()?;
     let (descs, slices, _) = bufs.inputs();
+    // Made (or its failure raised) before the GIL is released.
+    let g = match device {
+        Device::Gpu => Some(gpu()?),
+        Device::Cpu => None,
+    };
     py.detach(|| -> Result<(), Error> {
         let mut dt = dv.lock();
         let mut it = iv.lock();
@@ -369,9 +374,11 @@ fn knn<'py>(
                 tensorbits::knn(op, &call, &inputs, k, (&dd, dt.bytes()), (&id, it.bytes()))
             }
             Device::Gpu => {
-                let g = gpu().map_err(|e| Error::GpuUnsupported {
-                    what: e.to_string(),
-                })?;
+                let Some(g) = g else {
+                    return Err(Error::GpuUnsupported {
+                        what: "no GPU executor".to_owned(),
+                    });
+                };
                 let ba = g.storage_buffer("a", slices[0].len(), slices[0])?;
                 let bb = g.storage_buffer("b", slices[1].len(), slices[1])?;
                 let ra = GpuRegion {
