@@ -307,7 +307,15 @@ fn large_calls_take_every_path() {
         }
     }
     // Pairwise and knn: many rows of `a`, and few (knn then splits `b` over the threads).
-    for (m, n, k) in [(64usize, 1500usize, 32usize), (3, 12000, 32), (100, 700, 7)] {
+    // Few rows take `b` as it lies, word by word, with `b` split over the threads; 37 bytes leave
+    // elements past the last whole word.
+    for (m, n, k) in [
+        (64usize, 1500usize, 32usize),
+        (3, 12000, 32),
+        (100, 700, 7),
+        (1, 40000, 32),
+        (5, 9001, 37),
+    ] {
         let a = tensor(&mut rng, DataType::U8, &[m, k], false);
         let b = tensor(&mut rng, DataType::U8, &[n, k], false);
         let op = <ops::HammingCdist as Op>::INFO;
@@ -339,13 +347,17 @@ fn large_calls_take_every_path() {
             assert_eq!(got, want, "m {m} n {n} row {row}");
         }
     }
-    // Codes of every width the wide kernel unrolls, of other widths, and wider than its stack
-    // buffer, with row counts that leave partial register blocks on both sides.
+    // Codes of every width the wide kernels unroll, of other widths, and wider than the packed
+    // kernel's stack buffer, with row counts that leave partial register blocks on both sides, and
+    // fewer rows of `a` than a block (`b` then counted as it lies).
     let op = <ops::HammingCdist as Op>::INFO;
-    for words in [1usize, 2, 3, 4, 5, 8, 16, 17, 33, 40] {
+    for (words, m) in [1usize, 2, 3, 4, 5, 8, 16, 17, 33, 40]
+        .into_iter()
+        .flat_map(|w| [(w, 13usize), (w, 1), (w, 5)])
+    {
         for dt in [DataType::U64, DataType::U16] {
             let k = words * 8 / dt.size() + usize::from(words % 2 == 1);
-            let a = tensor(&mut rng, dt, &[13, k], false);
+            let a = tensor(&mut rng, dt, &[m, k], false);
             let b = tensor(&mut rng, dt, &[21, k], false);
             let (shape, values) = pairwise_reference(op, &a, &b).unwrap();
             let od = TensorDesc::new(DataType::U32, &shape).unwrap();

@@ -45,7 +45,71 @@ pub fn pair<W: Word, E: WideExpr>(
         Some(packed) if use_wide && task.op == ReduceOp::Sum => {
             simd::pair_wide::<W, E>(task, packed, out, &elem)
         }
+        None if use_wide && task.op == ReduceOp::Sum && task.wide_words > 0 => {
+            simd::pair_words::<W, E>(task, out, &elem)
+        }
         _ => simd::pair_elems(task, out, &elem),
+    }
+}
+
+/// Rows of `a` at which packing `b` pays: below, each pair of rows is counted word by word on `b`
+/// as it lies, since packing costs as much as counting a few rows against it.
+pub(crate) const PACK_ROWS: usize = RB;
+
+/// Whole words, `b` as it lies: each pair of rows counts `E` word by word (the scalar bit count),
+/// then the elements past the last whole word with `elem`. For few rows of `a` (one query), where
+/// packing `b` would cost more than the counts.
+#[inline(always)]
+pub(crate) fn pair_words_body<W: Word, E: WideExpr>(
+    task: &PairTask<'_>,
+    out: &mut [u64],
+    elem: &impl Fn([W; 2]) -> u64,
+) {
+    match task.wide_words {
+        1 => words_rows::<W, E, 1>(task, out, elem),
+        2 => words_rows::<W, E, 2>(task, out, elem),
+        3 => words_rows::<W, E, 3>(task, out, elem),
+        4 => words_rows::<W, E, 4>(task, out, elem),
+        8 => words_rows::<W, E, 8>(task, out, elem),
+        16 => words_rows::<W, E, 16>(task, out, elem),
+        _ => words_rows::<W, E, 0>(task, out, elem),
+    }
+}
+
+/// [`pair_words_body`] for codes of `WW` words (0: any number, `task.wide_words`).
+#[inline(always)]
+fn words_rows<W: Word, E: WideExpr, const WW: usize>(
+    task: &PairTask<'_>,
+    out: &mut [u64],
+    elem: &impl Fn([W; 2]) -> u64,
+) {
+    let ww = if WW == 0 { task.wide_words } else { WW };
+    let es = task.elem_size;
+    let tail0 = ww * 8 / es;
+    let row_bytes = task.k * es;
+    let word = |row: &[u8], w: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&row[w * 8..w * 8 + 8]);
+        u64::from_le_bytes(b)
+    };
+    let mut aw = vec![0u64; ww];
+    for i in 0..task.a_rows {
+        let ar = &task.a[i * task.a_stride..i * task.a_stride + row_bytes];
+        for (w, x) in aw.iter_mut().enumerate() {
+            *x = word(ar, w);
+        }
+        let orow = &mut out[i * task.out_stride..i * task.out_stride + task.b_rows];
+        for (j, o) in orow.iter_mut().enumerate() {
+            let br = &task.b[j * task.b_stride..j * task.b_stride + row_bytes];
+            let mut d = 0u64;
+            for (w, &a) in aw[..ww].iter().enumerate() {
+                d += u64::from(E::wide([a, word(br, w)]).count_ones());
+            }
+            for e in tail0..task.k {
+                d += elem([read::<W>(ar, e, es), read::<W>(br, e, es)]);
+            }
+            *o = d;
+        }
     }
 }
 
@@ -97,16 +161,16 @@ pub(crate) fn pair_wide_body<W: Word, E: WideExpr, B: Block>(
         }
         for jb in 0..blocks {
             let pb = &packed[jb * ww * 8..(jb + 1) * ww * 8];
-            // Codes of a few words (FAISS's common sizes) are unrolled, so the accumulators stay
-            // in registers.
-            match ww {
-                1 => isa.block::<E, 1>(aw, pb, &mut acc),
-                2 => isa.block::<E, 2>(aw, pb, &mut acc),
-                3 => isa.block::<E, 3>(aw, pb, &mut acc),
-                4 => isa.block::<E, 4>(aw, pb, &mut acc),
-                8 => isa.block::<E, 8>(aw, pb, &mut acc),
-                16 => isa.block::<E, 16>(aw, pb, &mut acc),
-                _ => isa.block_any::<E>(aw, pb, ww, &mut acc),
+            if ri == RB {
+                block::<E, B, RB>(isa, aw, pb, ww, &mut acc);
+            } else {
+                // The last rows of `a`, one at a time: a block of eight would count every row
+                // eight times over when `a` has fewer (a single query, say).
+                for (r, acc_r) in acc.iter_mut().enumerate().take(ri) {
+                    let mut one = [[0u64; 8]; 1];
+                    block::<E, B, 1>(isa, &aw[r * ww..(r + 1) * ww], pb, ww, &mut one);
+                    *acc_r = one[0];
+                }
             }
             let cols = (task.b_rows - jb * 8).min(8);
             for (r, acc_r) in acc.iter_mut().enumerate().take(ri) {
@@ -133,6 +197,27 @@ pub(crate) fn pair_wide_body<W: Word, E: WideExpr, B: Block>(
     }
 }
 
+/// `R` rows of `a` (`ww` words each, in `aw`) against a packed block of eight rows of `b`. Codes of
+/// a few words (FAISS's common sizes) are unrolled, so the accumulators stay in registers.
+#[inline(always)]
+fn block<E: WideExpr, B: Block, const R: usize>(
+    isa: B,
+    aw: &[u64],
+    pb: &[u64],
+    ww: usize,
+    acc: &mut [[u64; 8]; R],
+) {
+    match ww {
+        1 => isa.block::<E, 1, R>(aw, pb, acc),
+        2 => isa.block::<E, 2, R>(aw, pb, acc),
+        3 => isa.block::<E, 3, R>(aw, pb, acc),
+        4 => isa.block::<E, 4, R>(aw, pb, acc),
+        8 => isa.block::<E, 8, R>(aw, pb, acc),
+        16 => isa.block::<E, 16, R>(aw, pb, acc),
+        _ => isa.block_any::<E, R>(aw, pb, ww, acc),
+    }
+}
+
 /// The last, partial block of a row: out of line, so that the compiler does not merge the copy of
 /// whole blocks into a call of `memcpy` of variable length.
 #[inline(never)]
@@ -140,14 +225,25 @@ fn copy_part(out: &mut [u64], acc: &[u64]) {
     out.copy_from_slice(acc);
 }
 
-/// A register block of the wide tile on one instruction set: [`RB`] rows of `a` (`ww` words each,
-/// in `aw`) against eight packed rows of `b` (`pb`), each pair's count of `E` over the words. A
-/// value of the type is the proof that the CPU runs the instructions it uses.
+/// A register block of the wide tile on one instruction set: `R` rows of `a` (`ww` words each, in
+/// `aw`) against eight packed rows of `b` (`pb`), each pair's count of `E` over the words. A value
+/// of the type is the proof that the CPU runs the instructions it uses.
 pub(crate) trait Block: Copy {
     /// The block for codes of `WW` words, unrolled, into `out`.
-    fn block<E: WideExpr, const WW: usize>(self, aw: &[u64], pb: &[u64], out: &mut [[u64; 8]; RB]);
+    fn block<E: WideExpr, const WW: usize, const R: usize>(
+        self,
+        aw: &[u64],
+        pb: &[u64],
+        out: &mut [[u64; 8]; R],
+    );
     /// The block for any number of words, into `out`.
-    fn block_any<E: WideExpr>(self, aw: &[u64], pb: &[u64], ww: usize, out: &mut [[u64; 8]; RB]);
+    fn block_any<E: WideExpr, const R: usize>(
+        self,
+        aw: &[u64],
+        pb: &[u64],
+        ww: usize,
+        out: &mut [[u64; 8]; R],
+    );
 }
 
 /// Scalar blocks, for any CPU: the compiler's bit count of each word.
@@ -156,13 +252,24 @@ pub(crate) struct Scalar;
 
 impl Block for Scalar {
     #[inline(always)]
-    fn block<E: WideExpr, const WW: usize>(self, aw: &[u64], pb: &[u64], out: &mut [[u64; 8]; RB]) {
-        self.block_any::<E>(&aw[..RB * WW], &pb[..WW * 8], WW, out)
+    fn block<E: WideExpr, const WW: usize, const R: usize>(
+        self,
+        aw: &[u64],
+        pb: &[u64],
+        out: &mut [[u64; 8]; R],
+    ) {
+        self.block_any::<E, R>(&aw[..R * WW], &pb[..WW * 8], WW, out)
     }
 
     #[inline(always)]
-    fn block_any<E: WideExpr>(self, aw: &[u64], pb: &[u64], ww: usize, acc: &mut [[u64; 8]; RB]) {
-        *acc = [[0u64; 8]; RB];
+    fn block_any<E: WideExpr, const R: usize>(
+        self,
+        aw: &[u64],
+        pb: &[u64],
+        ww: usize,
+        acc: &mut [[u64; 8]; R],
+    ) {
+        *acc = [[0u64; 8]; R];
         for (r, acc_r) in acc.iter_mut().enumerate() {
             for (w, bw) in pb.chunks_exact(8).enumerate().take(ww) {
                 let av = aw[r * ww + w];
@@ -256,7 +363,7 @@ fn pack(b: &Rows<'_>, n: usize, ww: usize) -> Vec<u64> {
     let blocks = n.div_ceil(8);
     let mut p = vec![0u64; blocks * ww * 8];
     // Block `blk`: row `8 * blk + c` goes to lane `c` of each of its words.
-    for (blk, d) in p.chunks_exact_mut(ww * 8).enumerate() {
+    let one = |(blk, d): (usize, &mut [u64])| {
         for c in 0..8.min(n - blk * 8) {
             let j = blk * 8 + c;
             let row = &b.bytes[j * b.stride..j * b.stride + ww * 8];
@@ -264,6 +371,12 @@ fn pack(b: &Rows<'_>, n: usize, ww: usize) -> Vec<u64> {
                 d[w * 8 + c] = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
             }
         }
+    };
+    // As much work as the counts of a few rows: on every thread when large.
+    if p.len() * 8 >= PARALLEL_BYTES && rayon::current_num_threads() > 1 {
+        p.par_chunks_exact_mut(ww * 8).enumerate().for_each(one);
+    } else {
+        p.chunks_exact_mut(ww * 8).enumerate().for_each(one);
     }
     p
 }
@@ -315,8 +428,8 @@ fn batches<'a>(plan: &Plan, s: &Shape, inputs: &[InputBuffer<'a>], wide: bool) -
         let off = |st: &[usize]| (0..s.nb).map(|d| idx[d] * st[d]).sum::<usize>();
         let a = rows(src(0), off(sa), s.m, sa[nd - 3], s.k, sa[nd - 1], s.es);
         let b = rows(src(1), off(sb), s.n, sb[nd - 2], s.k, sb[nd - 1], s.es);
-        let packed =
-            (wide && plan.reduce == Some(ReduceOp::Sum) && s.ww > 0).then(|| pack(&b, s.n, s.ww));
+        let packed = (wide && plan.reduce == Some(ReduceOp::Sum) && s.ww > 0 && s.m >= PACK_ROWS)
+            .then(|| pack(&b, s.n, s.ww));
         out.push(Batch {
             a,
             b,
@@ -397,7 +510,47 @@ pub(crate) fn run(plan: &Plan, inputs: &[InputBuffer<'_>], out: &mut [u8], pair:
             }
         };
         let region = &mut out[bt.out_base * oes..];
-        if parallel && so_n == 1 && so_m == s.n {
+        let threads = rayon::current_num_threads();
+        if parallel && so_n == 1 && so_m == s.n && s.m < 2 * 16 * threads {
+            // Few rows of `a` (a handful of queries): ranges of `b` in parallel, each task writing
+            // its columns of every output row.
+            let tasks = (2 * threads).min(s.n.div_ceil(NB)).max(1);
+            let cols_per = s.n.div_ceil(tasks).next_multiple_of(NB);
+            let mut parts: Vec<Vec<&mut [u8]>> = Vec::new();
+            parts.resize_with(s.n.div_ceil(cols_per), Vec::new);
+            let len = (s.m * s.n * oes).min(region.len());
+            for row in region[..len].chunks_mut(s.n * oes) {
+                let mut rest = row;
+                for part in parts.iter_mut() {
+                    let (head, tail) = rest.split_at_mut((cols_per * oes).min(rest.len()));
+                    part.push(head);
+                    rest = tail;
+                }
+            }
+            parts
+                .into_par_iter()
+                .enumerate()
+                .for_each(|(t, mut rows_out)| {
+                    let (c0, c1) = (t * cols_per, ((t + 1) * cols_per).min(s.n));
+                    let mut tile = vec![0u64; MB * NB];
+                    for i0 in (0..s.m).step_by(MB) {
+                        let ni = (s.m - i0).min(MB);
+                        for j0 in (c0..c1).step_by(NB) {
+                            let nj = (c1 - j0).min(NB);
+                            let tk = task(plan, &s, &bt, (i0, ni), (j0, nj));
+                            (pair.0)(&tk, &mut tile[..ni * nj]);
+                            for r in 0..ni {
+                                let at = (j0 - c0) * oes;
+                                write_run(
+                                    &mut rows_out[i0 + r][at..at + nj * oes],
+                                    &tile[r * nj..(r + 1) * nj],
+                                    oes,
+                                );
+                            }
+                        }
+                    }
+                });
+        } else if parallel && so_n == 1 && so_m == s.n {
             // Packed rows: blocks of output rows are disjoint slices.
             let rows_per = 16usize;
             let bytes = rows_per * s.n * oes;

@@ -77,9 +77,12 @@ fn isa() -> Isa {
                 && std::arch::is_x86_feature_detected!("avx512bw")
                 && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
                 && std::arch::is_x86_feature_detected!("avx512bitalg")
+                && std::arch::is_x86_feature_detected!("popcnt")
             {
                 Isa::Avx512
-            } else if std::arch::is_x86_feature_detected!("avx2") {
+            } else if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("popcnt")
+            {
                 Isa::Avx2
             } else {
                 Isa::Baseline
@@ -300,6 +303,45 @@ pub(crate) fn pair_wide<W: Word, E: WideExpr>(
     super::pair::pair_wide_body::<W, E, _>(Scalar, task, packed, out, elem)
 }
 
+/// The word-by-word pair tile on unpacked rows ([`pair_words_body`](super::pair::pair_words_body))
+/// in the best version this CPU runs (all with the `popcnt` instruction).
+#[inline]
+pub(crate) fn pair_words<W: Word, E: WideExpr>(
+    task: &PairTask<'_>,
+    out: &mut [u64],
+    elem: &impl Fn([W; 2]) -> u64,
+) {
+    #[cfg(target_arch = "x86_64")]
+    match isa() {
+        // SAFETY: the features `pair_words_avx512` is compiled for were detected on this CPU.
+        Isa::Avx512 => return unsafe { pair_words_avx512::<W, E>(task, out, elem) },
+        // SAFETY: AVX2 (and POPCNT, which `isa` checks with it) was detected on this CPU.
+        Isa::Avx2 => return unsafe { pair_words_avx2::<W, E>(task, out, elem) },
+        Isa::Baseline => {}
+    }
+    super::pair::pair_words_body::<W, E>(task, out, elem)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+fn pair_words_avx2<W: Word, E: WideExpr>(
+    task: &PairTask<'_>,
+    out: &mut [u64],
+    elem: &impl Fn([W; 2]) -> u64,
+) {
+    super::pair::pair_words_body::<W, E>(task, out, elem)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
+fn pair_words_avx512<W: Word, E: WideExpr>(
+    task: &PairTask<'_>,
+    out: &mut [u64],
+    elem: &impl Fn([W; 2]) -> u64,
+) {
+    super::pair::pair_words_body::<W, E>(task, out, elem)
+}
+
 /// The element-by-element pair tile in the best version this CPU runs.
 #[inline]
 pub(crate) fn pair_elems<W: Word>(
@@ -345,7 +387,7 @@ fn pair_wide_avx512<W: Word, E: WideExpr>(
 /// expression runs on whole vectors through [`Lanes`].
 #[cfg(target_arch = "x86_64")]
 mod wide {
-    use super::super::pair::{Block, RB};
+    use super::super::pair::Block;
     use crate::element::{Lanes, WideExpr};
     use std::arch::x86_64::*;
 
@@ -416,29 +458,29 @@ mod wide {
 
     impl Block for Avx512 {
         #[inline(always)]
-        fn block<E: WideExpr, const WW: usize>(
+        fn block<E: WideExpr, const WW: usize, const R: usize>(
             self,
             aw: &[u64],
             pb: &[u64],
-            out: &mut [[u64; 8]; RB],
+            out: &mut [[u64; 8]; R],
         ) {
-            self.block_any::<E>(&aw[..RB * WW], &pb[..WW * 8], WW, out)
+            self.block_any::<E, R>(&aw[..R * WW], &pb[..WW * 8], WW, out)
         }
 
         #[inline(always)]
-        fn block_any<E: WideExpr>(
+        fn block_any<E: WideExpr, const R: usize>(
             self,
             aw: &[u64],
             pb: &[u64],
             ww: usize,
-            out: &mut [[u64; 8]; RB],
+            out: &mut [[u64; 8]; R],
         ) {
-            let (aw, pb) = (&aw[..RB * ww], &pb[..ww * 8]);
+            let (aw, pb) = (&aw[..R * ww], &pb[..ww * 8]);
             // SAFETY: AVX-512F and VPOPCNTDQ are present (see `Avx512`); every load reads eight
             // words of `pb` at `w * 8` for `w < ww`, inside the slice of `ww * 8` words checked
             // above, and every store writes one `[u64; 8]` of `out`.
             unsafe {
-                let mut acc = [_mm512_setzero_si512(); RB];
+                let mut acc = [_mm512_setzero_si512(); R];
                 for w in 0..ww {
                     let b = V512(_mm512_loadu_si512(pb.as_ptr().add(w * 8).cast()));
                     for (r, acc_r) in acc.iter_mut().enumerate() {
@@ -456,24 +498,24 @@ mod wide {
 
     impl Block for Avx2 {
         #[inline(always)]
-        fn block<E: WideExpr, const WW: usize>(
+        fn block<E: WideExpr, const WW: usize, const R: usize>(
             self,
             aw: &[u64],
             pb: &[u64],
-            out: &mut [[u64; 8]; RB],
+            out: &mut [[u64; 8]; R],
         ) {
-            self.block_any::<E>(&aw[..RB * WW], &pb[..WW * 8], WW, out)
+            self.block_any::<E, R>(&aw[..R * WW], &pb[..WW * 8], WW, out)
         }
 
         #[inline(always)]
-        fn block_any<E: WideExpr>(
+        fn block_any<E: WideExpr, const R: usize>(
             self,
             aw: &[u64],
             pb: &[u64],
             ww: usize,
-            out: &mut [[u64; 8]; RB],
+            out: &mut [[u64; 8]; R],
         ) {
-            let (aw, pb) = (&aw[..RB * ww], &pb[..ww * 8]);
+            let (aw, pb) = (&aw[..R * ww], &pb[..ww * 8]);
             // SAFETY: AVX2 is present (see `Avx2`); every load reads four words of `pb` at
             // `w * 8 + h * 4` for `w < ww` and `h < 2`, inside the slice of `ww * 8` words
             // checked above, and every store writes four words of one `[u64; 8]` of `out`.
@@ -491,11 +533,11 @@ mod wide {
                     _mm256_add_epi8(_mm256_shuffle_epi8(lut, lo), _mm256_shuffle_epi8(lut, hi))
                 };
                 for h in 0..2 {
-                    let mut acc = [_mm256_setzero_si256(); RB];
+                    let mut acc = [_mm256_setzero_si256(); R];
                     let mut w0 = 0;
                     while w0 < ww {
                         let w1 = (w0 + 31).min(ww);
-                        let mut bytes = [_mm256_setzero_si256(); RB];
+                        let mut bytes = [_mm256_setzero_si256(); R];
                         for w in w0..w1 {
                             let p = pb.as_ptr().add(w * 8 + h * 4).cast();
                             let b = V256(_mm256_loadu_si256(p));
@@ -778,7 +820,7 @@ mod tests {
                 let aw: Vec<u64> = (0..RB * ww).map(|_| next()).collect();
                 let pb: Vec<u64> = (0..ww * 8).map(|_| next()).collect();
                 let mut want = [[0u64; 8]; RB];
-                Scalar.block_any::<E>(&aw, &pb, ww, &mut want);
+                Scalar.block_any::<E, RB>(&aw, &pb, ww, &mut want);
                 // The scalar blocks against a plain count.
                 for (r, row) in want.iter().enumerate() {
                     for (c, &v) in row.iter().enumerate() {
@@ -792,15 +834,26 @@ mod tests {
                 }
                 let mut got = [[7u64; 8]; RB];
                 if std::arch::is_x86_feature_detected!("avx2") {
-                    super::wide::Avx2(()).block_any::<E>(&aw, &pb, ww, &mut got);
+                    super::wide::Avx2(()).block_any::<E, RB>(&aw, &pb, ww, &mut got);
                     assert_eq!(got, want, "AVX2, {ww} words");
                     if ww == 4 {
-                        super::wide::Avx2(()).block::<E, 4>(&aw, &pb, &mut got);
+                        super::wide::Avx2(()).block::<E, 4, RB>(&aw, &pb, &mut got);
                         assert_eq!(got, want, "AVX2 unrolled, {ww} words");
                     }
                 }
                 if super::isa() == super::Isa::Avx512 {
-                    super::wide::Avx512(()).block_any::<E>(&aw, &pb, ww, &mut got);
+                    super::wide::Avx512(()).block_any::<E, RB>(&aw, &pb, ww, &mut got);
+                    // One row at a time, as for the last rows of `a`.
+                    for r in 0..RB {
+                        let mut one = [[7u64; 8]; 1];
+                        super::wide::Avx512(()).block_any::<E, 1>(
+                            &aw[r * ww..(r + 1) * ww],
+                            &pb,
+                            ww,
+                            &mut one,
+                        );
+                        assert_eq!(one[0], want[r], "AVX-512 one row, {ww} words");
+                    }
                     assert_eq!(got, want, "AVX-512, {ww} words");
                 }
             }
