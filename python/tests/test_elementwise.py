@@ -192,3 +192,31 @@ def test_threads_run_concurrently_with_the_same_results(rng):
         t.join()
     for r in results:
         assert_same_bits(r, want)
+
+
+def test_the_gil_is_released_while_a_kernel_runs(rng):
+    # While another thread is inside a long kernel, this thread keeps running Python code: with
+    # the GIL held for the kernel's whole length it could not run an iteration until the kernel
+    # returned. (A count of iterations, not a time, is asserted.)
+    import threading
+
+    a = random_array(rng, (256, 32), "uint8")
+    b = random_array(rng, (1 << 21, 32), "uint8")  # 2^29 distances: a tenth of a second or more
+    started = threading.Event()
+    done = []
+
+    def work():
+        started.set()
+        done.append(tb.knn(a, b, 5))
+
+    t = threading.Thread(target=work)
+    t.start()
+    started.wait()
+    spins = 0
+    while t.is_alive():
+        spins += 1
+    t.join()
+    assert done and done[0][0].shape == (256, 5)
+    # Held, the loop runs only before the call enters the kernel and after it returns: some
+    # thousands of iterations; released, hundreds of thousands.
+    assert spins > 100000, spins
