@@ -155,7 +155,7 @@ pub trait Op {
 
 /// Implemented by `#[bitwise_op]` for an op (`Self`), each element type `T` its Tensor support table
 /// lists at a feature level and each level `L` from there up: the bound with which generic code over
-/// ops, such as [`NdOp`](crate::NdOp), makes an unsupported type a compile error.
+/// ops, such as `NdOp` (the `ndarray` feature), makes an unsupported type a compile error.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not support data type `{T}` at feature level `{L}`",
     label = "`{T}` is not supported by `{Self}` at `{L}`",
