@@ -30,6 +30,8 @@ import numpy as np
 
 from . import _native
 
+__version__ = "0.1.0"
+
 __all__ = [
     "bitwise_and",
     "bitwise_or",
