@@ -604,6 +604,40 @@ fn acc_helpers(op: ReduceOp, class: WordClass, out_bits: u32) -> (&'static str, 
     (t, s)
 }
 
+/// The start of both pairwise kernels: the sizes of `[batch..., M, N, K]`, this invocation's tile
+/// of `n_tile` rows of `b` by `m_tile` rows of `a` (`t_n`, `t_m`), and the base of each tensor at its
+/// batch index (`b0`, `b1`, `ob`).
+fn pair_prologue(
+    n_tile: impl std::fmt::Display,
+    m_tile: impl std::fmt::Display,
+    out: impl std::fmt::Display,
+) -> String {
+    format!(
+        "\x20   let nb = params.kept - 2u;\n\
+         \x20   let m_n = tb_size(nb);\n\
+         \x20   let n_n = tb_size(nb + 1u);\n\
+         \x20   let k_n = tb_size(nb + 2u);\n\
+         \x20   let tn = (n_n + {n_tile}u - 1u) / {n_tile}u;\n\
+         \x20   let tm = (m_n + {m_tile}u - 1u) / {m_tile}u;\n\
+         \x20   var rem = u;\n\
+         \x20   let t_n = rem % tn;\n\
+         \x20   rem = rem / tn;\n\
+         \x20   let t_m = rem % tm;\n\
+         \x20   rem = rem / tm;\n\
+         \x20   var b0 = tb_base(0u);\n\
+         \x20   var b1 = tb_base(1u);\n\
+         \x20   var ob = tb_base({out}u);\n\
+         \x20   for (var d = nb; d > 0u; d = d - 1u) {{\n\
+         \x20       let n = tb_size(d - 1u);\n\
+         \x20       let idx = rem % n;\n\
+         \x20       rem = rem / n;\n\
+         \x20       b0 = b0 + idx * tb_stride(0u, d - 1u);\n\
+         \x20       b1 = b1 + idx * tb_stride(1u, d - 1u);\n\
+         \x20       ob = ob + idx * tb_stride({out}u, d - 1u);\n\
+         \x20   }}\n"
+    )
+}
+
 /// The shader of a reduction (`Layout::Reduce` or `Layout::ReduceRows`), pairwise op
 /// (`Layout::Pairwise`) or knn
 /// (`Layout::Knn`) reducing with `op`. `eval` is the WGSL of `tb_eval` for `arity` inputs of the
@@ -656,31 +690,11 @@ pub fn reduce_shader(
     match layout {
         Layout::PairWords => {
             let rows = PAIR_WORDS_ROWS;
+            let prologue = pair_prologue(wg, rows, out);
             let _ = write!(
                 s,
                 "{header}\
-                 \x20   let nb = params.kept - 2u;\n\
-                 \x20   let m_n = tb_size(nb);\n\
-                 \x20   let n_n = tb_size(nb + 1u);\n\
-                 \x20   let k_n = tb_size(nb + 2u);\n\
-                 \x20   let tn = (n_n + {wg}u - 1u) / {wg}u;\n\
-                 \x20   let tm = (m_n + {rows}u - 1u) / {rows}u;\n\
-                 \x20   var rem = u;\n\
-                 \x20   let t_n = rem % tn;\n\
-                 \x20   rem = rem / tn;\n\
-                 \x20   let t_m = rem % tm;\n\
-                 \x20   rem = rem / tm;\n\
-                 \x20   var b0 = tb_base(0u);\n\
-                 \x20   var b1 = tb_base(1u);\n\
-                 \x20   var ob = tb_base({out}u);\n\
-                 \x20   for (var d = nb; d > 0u; d = d - 1u) {{\n\
-                 \x20       let n = tb_size(d - 1u);\n\
-                 \x20       let idx = rem % n;\n\
-                 \x20       rem = rem / n;\n\
-                 \x20       b0 = b0 + idx * tb_stride(0u, d - 1u);\n\
-                 \x20       b1 = b1 + idx * tb_stride(1u, d - 1u);\n\
-                 \x20       ob = ob + idx * tb_stride({out}u, d - 1u);\n\
-                 \x20   }}\n\
+                 {prologue}\
                  \x20   // This invocation's row of b against the workgroup's rows of a, which every\n\
                  \x20   // invocation reads at the same address; neighbours write neighbouring outputs.\n\
                  \x20   let n = t_n * {wg}u + lid;\n\
@@ -706,33 +720,13 @@ pub fn reduce_shader(
             let t = class.value_type();
             let zero = if t == "u32" { "0u" } else { "vec2<u32>(0u)" };
             let tile = PAIR_TILE;
+            let prologue = pair_prologue(tile, tile, out);
             let _ = write!(
                 s,
                 "var<workgroup> tb_a: array<{t}, {wg}>;\n\
                  var<workgroup> tb_b: array<{t}, {wg}>;\n\
                  {header}\
-                 \x20   let nb = params.kept - 2u;\n\
-                 \x20   let m_n = tb_size(nb);\n\
-                 \x20   let n_n = tb_size(nb + 1u);\n\
-                 \x20   let k_n = tb_size(nb + 2u);\n\
-                 \x20   let tn = (n_n + {tile}u - 1u) / {tile}u;\n\
-                 \x20   let tm = (m_n + {tile}u - 1u) / {tile}u;\n\
-                 \x20   var rem = u;\n\
-                 \x20   let t_n = rem % tn;\n\
-                 \x20   rem = rem / tn;\n\
-                 \x20   let t_m = rem % tm;\n\
-                 \x20   rem = rem / tm;\n\
-                 \x20   var b0 = tb_base(0u);\n\
-                 \x20   var b1 = tb_base(1u);\n\
-                 \x20   var ob = tb_base({out}u);\n\
-                 \x20   for (var d = nb; d > 0u; d = d - 1u) {{\n\
-                 \x20       let n = tb_size(d - 1u);\n\
-                 \x20       let idx = rem % n;\n\
-                 \x20       rem = rem / n;\n\
-                 \x20       b0 = b0 + idx * tb_stride(0u, d - 1u);\n\
-                 \x20       b1 = b1 + idx * tb_stride(1u, d - 1u);\n\
-                 \x20       ob = ob + idx * tb_stride({out}u, d - 1u);\n\
-                 \x20   }}\n\
+                 {prologue}\
                  \x20   let r = lid / {tile}u;\n\
                  \x20   let c = lid % {tile}u;\n\
                  \x20   let m = t_m * {tile}u + r;\n\
