@@ -229,13 +229,16 @@ fn copy_part(out: &mut [u64], acc: &[u64]) {
 /// `aw`) against eight packed rows of `b` (`pb`), each pair's count of `E` over the words. A value
 /// of the type is the proof that the CPU runs the instructions it uses.
 pub(crate) trait Block: Copy {
-    /// The block for codes of `WW` words, unrolled, into `out`.
+    /// The block for codes of `WW` words, unrolled (the word count a constant), into `out`.
+    #[inline(always)]
     fn block<E: WideExpr, const WW: usize, const R: usize>(
         self,
         aw: &[u64],
         pb: &[u64],
         out: &mut [[u64; 8]; R],
-    );
+    ) {
+        self.block_any::<E, R>(&aw[..R * WW], &pb[..WW * 8], WW, out)
+    }
     /// The block for any number of words, into `out`.
     fn block_any<E: WideExpr, const R: usize>(
         self,
@@ -251,16 +254,6 @@ pub(crate) trait Block: Copy {
 pub(crate) struct Scalar;
 
 impl Block for Scalar {
-    #[inline(always)]
-    fn block<E: WideExpr, const WW: usize, const R: usize>(
-        self,
-        aw: &[u64],
-        pb: &[u64],
-        out: &mut [[u64; 8]; R],
-    ) {
-        self.block_any::<E, R>(&aw[..R * WW], &pb[..WW * 8], WW, out)
-    }
-
     #[inline(always)]
     fn block_any<E: WideExpr, const R: usize>(
         self,

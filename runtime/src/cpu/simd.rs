@@ -458,16 +458,6 @@ mod wide {
 
     impl Block for Avx512 {
         #[inline(always)]
-        fn block<E: WideExpr, const WW: usize, const R: usize>(
-            self,
-            aw: &[u64],
-            pb: &[u64],
-            out: &mut [[u64; 8]; R],
-        ) {
-            self.block_any::<E, R>(&aw[..R * WW], &pb[..WW * 8], WW, out)
-        }
-
-        #[inline(always)]
         fn block_any<E: WideExpr, const R: usize>(
             self,
             aw: &[u64],
@@ -497,16 +487,6 @@ mod wide {
     }
 
     impl Block for Avx2 {
-        #[inline(always)]
-        fn block<E: WideExpr, const WW: usize, const R: usize>(
-            self,
-            aw: &[u64],
-            pb: &[u64],
-            out: &mut [[u64; 8]; R],
-        ) {
-            self.block_any::<E, R>(&aw[..R * WW], &pb[..WW * 8], WW, out)
-        }
-
         #[inline(always)]
         fn block_any<E: WideExpr, const R: usize>(
             self,
