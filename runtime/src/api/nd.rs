@@ -69,6 +69,18 @@ fn described<'a, T: Element>(
     Ok((desc, bytes))
 }
 
+/// Each prepared input's description and bytes.
+fn described_all<'a, T: Element>(srcs: &'a [Src<'_, T>]) -> Result<Vec<(TensorDesc, &'a [u8])>> {
+    srcs.iter()
+        .map(|src| {
+            let v = src.view();
+            // `prepare` left no negative stride.
+            let s = strides_of(v.shape(), v.strides(), 0).unwrap_or_default();
+            described(&v, &s)
+        })
+        .collect()
+}
+
 /// Reverses the flagged axes of each input, and copies those left with a negative stride.
 fn prepare<'a, T: Element>(inputs: &[ArrayViewD<'a, T>], flips: &[Vec<bool>]) -> Vec<Src<'a, T>> {
     inputs
@@ -126,12 +138,7 @@ fn run_new<T: Element, O: Element>(
     let shape = plan.output_shape().to_vec();
     let o = orient(op, call, &layouts(inputs), None, shape.len(), false);
     let srcs = prepare(inputs, &o.inputs);
-    let views: Vec<ArrayViewD<'_, T>> = srcs.iter().map(Src::view).collect();
-    let mut parts = Vec::with_capacity(views.len());
-    for v in &views {
-        let s = strides_of(v.shape(), v.strides(), 0).unwrap_or_default();
-        parts.push(described(v, &s)?);
-    }
+    let parts = described_all(&srcs)?;
     let ins: Vec<Input<'_>> = parts.iter().map(|(d, b)| Input::Bytes(d, b)).collect();
     let out_desc = TensorDesc::new(O::DATA_TYPE, &shape)?;
     let mut data: Vec<O> = crate::alloc::zeroed_vec(plan.element_count(), "OutputTensor")?;
@@ -174,12 +181,7 @@ fn run_into<T: Element, O: Element>(
         return Ok(());
     };
     let srcs = prepare(inputs, &o.inputs);
-    let views: Vec<ArrayViewD<'_, T>> = srcs.iter().map(Src::view).collect();
-    let mut parts = Vec::with_capacity(views.len());
-    for v in &views {
-        let s = strides_of(v.shape(), v.strides(), 0).unwrap_or_default();
-        parts.push(described(v, &s)?);
-    }
+    let parts = described_all(&srcs)?;
     let ins: Vec<Input<'_>> = parts.iter().map(|(d, b)| Input::Bytes(d, b)).collect();
     let desc = TensorDesc::new(O::DATA_TYPE, out.shape())?.with_strides(&out_strides)?;
     let len = desc.extent_bytes("OutputTensor")?;
@@ -206,12 +208,7 @@ fn knn_new<T: Element, D: Element>(
     let shape = plan.output_shape().to_vec();
     let o = orient(op, call, &layouts(&inputs), None, shape.len(), true);
     let srcs = prepare(&inputs, &o.inputs);
-    let views: Vec<ArrayViewD<'_, T>> = srcs.iter().map(Src::view).collect();
-    let mut parts = Vec::with_capacity(2);
-    for v in &views {
-        let s = strides_of(v.shape(), v.strides(), 0).unwrap_or_default();
-        parts.push(described(v, &s)?);
-    }
+    let parts = described_all(&srcs)?;
     let ins: Vec<Input<'_>> = parts.iter().map(|(d, b)| Input::Bytes(d, b)).collect();
     let dd = TensorDesc::new(D::DATA_TYPE, &shape)?;
     let id = TensorDesc::new(DataType::I64, &shape)?;
