@@ -22,20 +22,15 @@ import faiss
 import numpy as np
 
 import tensorbits as tb
+from compare_hamming import median_time
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
-def median_time(fn, runs):
+def paused_median_time(fn, runs):
     # A pause first, so that threads the other library left spinning have gone to sleep.
     time.sleep(0.2)
-    fn()
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return sorted(times)[len(times) // 2]
+    return median_time(fn, runs)
 
 
 def main():
@@ -50,8 +45,8 @@ def main():
             b = rng.integers(0, 256, (n, k), dtype=np.uint8)
             out = np.empty((m, n), np.uint32)
             dis = np.empty((m, n), np.int32)
-            t1 = median_time(lambda: tb.hamming_cdist(a, b, out=out), args.runs)
-            t2 = median_time(lambda: faiss.hammings(faiss.swig_ptr(a), faiss.swig_ptr(b), m, n, k,
+            t1 = paused_median_time(lambda: tb.hamming_cdist(a, b, out=out), args.runs)
+            t2 = paused_median_time(lambda: faiss.hammings(faiss.swig_ptr(a), faiss.swig_ptr(b), m, n, k,
                                                     faiss.swig_ptr(dis)), args.runs)
             assert (out.astype(np.int64) == dis).all()
             rows.append(("cdist", k, m, n, m * n / t1 / 1e9, m * n / t2 / 1e9))
@@ -63,8 +58,8 @@ def main():
             index = faiss.IndexBinaryFlat(k * 8)
             index.add(b)
             runs = max(args.runs // 2, 3)
-            t1 = median_time(lambda: tb.knn(a, b, 10), runs)
-            t2 = median_time(lambda: index.search(a, 10), runs)
+            t1 = paused_median_time(lambda: tb.knn(a, b, 10), runs)
+            t2 = paused_median_time(lambda: index.search(a, 10), runs)
             d1, _ = tb.knn(a, b, 10)
             d2, _ = index.search(a, 10)
             assert (d1.astype(np.int64) == d2).all()

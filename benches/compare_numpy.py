@@ -12,9 +12,10 @@ import argparse
 import os
 import re
 import subprocess
-import time
 
 import numpy as np
+
+from compare_hamming import median_time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 BIN = os.path.join(ROOT, "target", "release", "tensorbits")
@@ -62,13 +63,7 @@ def ours(op, dtype, shape, shape_b, runs):
 
 
 def numpy_time(fn, a, b, o, runs):
-    fn(a, b, o)
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn(a, b, o)
-        times.append(time.perf_counter() - t)
-    return sorted(times)[len(times) // 2]
+    return median_time(lambda: fn(a, b, o), runs)
 
 
 def main():
