@@ -181,7 +181,13 @@ def _call(op, xs, names, out, dtype=None, device="auto", level=None, broadcast=N
     return _present(result, flips, wrap)
 
 
-def _binary(op, doc):
+def _named(f, name, doc):
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+def _binary(name, op, doc):
     index = _native.op_index(op)
 
     def f(x1, x2, /, out=None, *, device="auto", level=None, broadcast=None, axis=None):
@@ -193,27 +199,21 @@ def _binary(op, doc):
         return _call(index, [x1, x2], ["x1", "x2"], out, device=device, level=level,
                      broadcast=broadcast, axis=axis)
 
-    f.__doc__ = doc
-    return f
+    return _named(f, name, doc)
 
 
-bitwise_and = _binary("and", "Element-wise AND of the bits of ``x1`` and ``x2``.")
-bitwise_and.__name__ = "bitwise_and"
-bitwise_or = _binary("or", "Element-wise OR of the bits of ``x1`` and ``x2``.")
-bitwise_or.__name__ = "bitwise_or"
-bitwise_xor = _binary("xor", "Element-wise XOR of the bits of ``x1`` and ``x2``.")
-bitwise_xor.__name__ = "bitwise_xor"
+bitwise_and = _binary("bitwise_and", "and", "Element-wise AND of the bits of ``x1`` and ``x2``.")
+bitwise_or = _binary("bitwise_or", "or", "Element-wise OR of the bits of ``x1`` and ``x2``.")
+bitwise_xor = _binary("bitwise_xor", "xor", "Element-wise XOR of the bits of ``x1`` and ``x2``.")
 left_shift = _binary(
-    "shl",
+    "left_shift", "shl",
     "``x1 << x2`` element-wise; a count that is negative or at least the bit width gives 0.",
 )
-left_shift.__name__ = "left_shift"
 right_shift = _binary(
-    "shr",
+    "right_shift", "shr",
     "``x1 >> x2`` element-wise, arithmetic for signed types; a count that is negative or at least "
     "the bit width gives 0, or -1 for a negative ``x1``.",
 )
-right_shift.__name__ = "right_shift"
 
 
 def bitwise_not(x, /, out=None, *, device="auto", level=None):
@@ -233,31 +233,30 @@ def bitwise_count(x, /, out=None, *, dtype=None, device="auto", level=None):
     return _call("popcount", [x], ["x"], out, dtype=dtype, device=device, level=level)
 
 
-def _reduction(op, doc):
+def _reduction(name, op, doc):
     def f(x, /, axis=_DEFAULT, *, out=None, keepdims=False, dtype=None, device="auto", level=None):
         return _call(op, [x], ["x"], out, dtype=dtype, device=device, level=level,
                      axes=axis, keepdims=keepdims)
 
-    f.__doc__ = doc
-    return f
+    return _named(f, name, doc)
 
 
 bitwise_and_reduce = _reduction(
-    "and_reduce",
+    "bitwise_and_reduce", "and_reduce",
     "AND of the elements along ``axis`` (default: all axes; an int, a tuple, or None for all). "
     "An empty reduction gives all ones.",
 )
-bitwise_and_reduce.__name__ = "bitwise_and_reduce"
-bitwise_or_reduce = _reduction("or_reduce", "OR of the elements along ``axis`` (default: all).")
-bitwise_or_reduce.__name__ = "bitwise_or_reduce"
-bitwise_xor_reduce = _reduction("xor_reduce", "XOR of the elements along ``axis`` (default: all).")
-bitwise_xor_reduce.__name__ = "bitwise_xor_reduce"
+bitwise_or_reduce = _reduction(
+    "bitwise_or_reduce", "or_reduce", "OR of the elements along ``axis`` (default: all)."
+)
+bitwise_xor_reduce = _reduction(
+    "bitwise_xor_reduce", "xor_reduce", "XOR of the elements along ``axis`` (default: all)."
+)
 bitwise_count_sum = _reduction(
-    "popcount_sum",
+    "bitwise_count_sum", "popcount_sum",
     "Set bits summed along ``axis`` (default: all), as uint32 (or ``dtype=``: a sum that could "
     "pass the output type is refused before running).",
 )
-bitwise_count_sum.__name__ = "bitwise_count_sum"
 
 
 def hamming_distance(x1, x2, /, axis=_DEFAULT, *, out=None, keepdims=False, dtype=None,
