@@ -9,7 +9,7 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use tensorbits::{DataType, OpInfo, Orientation, SignedLayout, TensorDesc};
+use tensorbits::{DataType, Dims, OpInfo, Orientation, SignedLayout, TensorDesc};
 
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 
@@ -189,11 +189,9 @@ impl Arr {
     fn element_strides(&self, unit: usize) -> Option<Vec<usize>> {
         if self.count() == 0 {
             // No elements: numpy gives such arrays strides of 0; packed ones describe them.
-            let mut s = vec![1usize; self.shape.len()];
-            for d in (0..self.shape.len().saturating_sub(1)).rev() {
-                s[d] = s[d + 1].saturating_mul(self.shape[d + 1].max(1));
-            }
-            return Some(s);
+            return Dims::new(&self.shape)
+                .and_then(|d| d.packed_strides())
+                .map(|d| d.to_vec());
         }
         if !self.addr.is_multiple_of(self.item) {
             return None;

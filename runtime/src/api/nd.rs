@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::level::Level;
 use crate::op::{Call, Op, OpInfo, OutputType, SupportsType};
 use crate::validate::{desc::TensorDesc, validate_knn, validate_new_output};
-use crate::{DataType, Element};
+use crate::{DataType, Dims, Element};
 
 /// An input as the call reads it: the caller's view with axes reversed, or a packed copy.
 enum Src<'a, T> {
@@ -38,11 +38,12 @@ impl<T> Src<'_, T> {
 /// `unit` (their stride never matters; outputs may not have 0).
 fn strides_of(shape: &[usize], strides: &[isize], unit: usize) -> Option<Vec<usize>> {
     if shape.contains(&0) {
-        let mut s = vec![1usize; shape.len()];
-        for d in (0..shape.len().saturating_sub(1)).rev() {
-            s[d] = s[d + 1].saturating_mul(shape[d + 1].max(1));
-        }
-        return Some(s);
+        // No elements: any strides describe them, packed ones validly (a rank past eight is
+        // refused by the description).
+        return Some(Dims::new(shape).map_or_else(
+            || vec![1; shape.len()],
+            |d| d.packed_strides_saturating().to_vec(),
+        ));
     }
     shape
         .iter()
