@@ -1032,15 +1032,22 @@ fn gpu_kernels(m: &Model) -> TokenStream {
             let words = m.compute.is_width_agnostic_count();
             let layouts: Vec<Layout> = match (m.reduce, m.pairwise) {
                 (None, _) => Layout::ALL.to_vec(),
-                (Some(_), false) => vec![Layout::Reduce, Layout::ReduceRows],
+                (Some(_), false) => vec![Layout::Reduce, Layout::ReduceRows, Layout::ReduceMerge],
                 (Some(tensorbits_core::ReduceOp::Sum), true) if words => vec![
                     Layout::Pairwise,
+                    Layout::ReduceMerge,
                     Layout::Knn,
+                    Layout::KnnMerge,
                     Layout::PairWords,
                     Layout::KnnWords,
                 ],
-                (Some(tensorbits_core::ReduceOp::Sum), true) => vec![Layout::Pairwise, Layout::Knn],
-                (Some(_), true) => vec![Layout::Pairwise],
+                (Some(tensorbits_core::ReduceOp::Sum), true) => vec![
+                    Layout::Pairwise,
+                    Layout::ReduceMerge,
+                    Layout::Knn,
+                    Layout::KnnMerge,
+                ],
+                (Some(_), true) => vec![Layout::Pairwise, Layout::ReduceMerge],
             };
             for layout in layouts {
                 if layout == Layout::Words && !m.compute.is_width_agnostic() {

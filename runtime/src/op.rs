@@ -279,6 +279,20 @@ impl OpInfo {
         self.parts.gpu
     }
 
+    /// The WGSL kernel for inputs of `input`, output of `output`, in `layout`, if the op has one.
+    #[doc(hidden)]
+    pub fn gpu_kernel(
+        &self,
+        input: DataType,
+        output: DataType,
+        layout: tensorbits_core::wgsl::Layout,
+    ) -> Option<&'static GpuKernel> {
+        self.parts
+            .gpu
+            .iter()
+            .find(|k| k.input == input && k.output == output && k.layout == layout)
+    }
+
     /// Number of inputs.
     pub fn arity(&self) -> usize {
         self.parts.inputs.len()

@@ -1,7 +1,11 @@
-//! knn on the GPU: one workgroup per row of `a` (the `Layout::Knn` kernel), whose invocations each
-//! scan every 64th row of `b` keeping a short sorted list, merged in workgroup memory, in passes of
-//! 16 neighbours that each start past the last one found, so any `k` gives the CPU's exact lists.
+//! knn on the GPU: per row of `a`, tiles of the rows of `b` sorted by (distance, index) in
+//! workgroup memory (`Layout::Knn`), their first k kept, then pairs of those lists merged pass
+//! after pass (`Layout::KnnMerge`), so any `k` from 1 to N gives the CPU's exact lists with bounded
+//! work per invocation. [`plan_knn`](super::plan::plan_knn) lays out the dispatches.
 
+use super::execute::kernel;
+use super::plan::{self, KnnShape};
+use super::split::Window;
 use super::{GpuExecutor, GpuRegion, GpuTensor, Source, check_region, gpu_error};
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -9,8 +13,7 @@ use crate::op::{Call, OpInfo};
 use crate::validate::buffer::{Overlap, classify};
 use crate::validate::{self, OpTensor, desc::TensorDesc};
 use crate::{DataType, Dims, MAX_RANK};
-use std::num::NonZeroU64;
-use tensorbits_core::wgsl::{Layout, OUTPUT_SLOT, SLOTS, params_bytes};
+use tensorbits_core::wgsl::{Layout, MAX_LOOP_ITERATIONS};
 
 impl GpuExecutor {
     /// knn of a pairwise sum `op` on regions of the caller's buffers: for each row of `a`
@@ -81,33 +84,43 @@ impl GpuExecutor {
         }
         // Rows of whole 32-bit words run on the words when the op has that kernel (see
         // `words_plan`).
-        let words = super::words_plan(&plan, [inputs[0].offset, inputs[1].offset]).and_then(|p| {
-            op.gpu_kernels()
-                .iter()
-                .find(|g| {
-                    g.input == plan.in_dtype
-                        && g.output == plan.out_dtype
-                        && g.layout == Layout::KnnWords
-                })
-                .map(|g| (p, g))
+        let words = super::words_plan(&plan, [inputs[0].offset, inputs[1].offset]).filter(|_| {
+            op.gpu_kernel(plan.in_dtype, plan.out_dtype, Layout::KnnWords)
+                .is_some()
         });
-        let kernel = op
-            .gpu_kernels()
+        let (layout, run) = match &words {
+            Some(p) => (Layout::KnnWords, p),
+            None => (Layout::Knn, &plan),
+        };
+        let tile = kernel(op, plan.in_dtype, plan.out_dtype, layout)?;
+        let merge = kernel(op, plan.in_dtype, plan.out_dtype, Layout::KnnMerge)?;
+        // Where element 0 of each input lies in the buffer bound: a copy keeps the offset within its
+        // first 4-byte word (see `copy_region`).
+        let offsets: [u64; 2] = std::array::from_fn(|i| match &sources[i] {
+            Source::Copy(r) => r.offset % 4,
+            _ => inputs[i].offset,
+        });
+        let shapes = self.knn_shapes(run, k, offsets, distances, indices);
+        let plans = shapes
             .iter()
-            .find(|g| {
-                g.input == plan.in_dtype && g.output == plan.out_dtype && g.layout == Layout::Knn
-            })
-            .ok_or_else(|| {
-                unsupported(format!(
-                    "{} has no knn kernel for {} -> {}",
-                    op.name(),
-                    plan.in_dtype,
-                    plan.out_dtype
-                ))
-            })?;
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let record = |enc: &mut wgpu::CommandEncoder| -> Result<()> {
+            .map(|s| plan::plan_knn(s, &self.limits))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|t| self.too_large(op, t.slot, &t.what, t.bytes))?;
+        let tile = self.pipeline(op, tile, 2)?;
+        let merge = self.pipeline(op, merge, 2)?;
+        let scratch_bytes = plans.iter().map(|p| p.scratch).max().unwrap_or(0);
+        let scratch: Vec<wgpu::Buffer> = if scratch_bytes > 0 {
+            (0..2)
+                .map(|_| self.storage_buffer("tensorbits knn lists", scratch_bytes as usize, &[]))
+                .collect::<Result<_>>()?
+        } else {
+            Vec::new()
+        };
+        // Bindings a dispatch does not use.
+        let unused: Vec<wgpu::Buffer> = (0..3)
+            .map(|_| self.storage_buffer("tensorbits unused", 4, &[]))
+            .collect::<Result<_>>()?;
+        self.scoped(encoder, |enc| {
             let mut owned: Vec<(wgpu::Buffer, u64)> = Vec::with_capacity(2);
             for s in &sources {
                 owned.push(match s {
@@ -116,155 +129,76 @@ impl GpuExecutor {
                     Source::Alias => unreachable!("knn allows no alias"),
                 });
             }
-            match &words {
-                Some((wp, wk)) => {
-                    self.record_knn(op, wk, wp, k, &owned, distances, indices, units, enc)
-                }
-                None => {
-                    self.record_knn(op, kernel, &plan, k, &owned, distances, indices, units, enc)
+            fn pick<'a>(
+                w: Option<Window>,
+                b: &'a wgpu::Buffer,
+                unused: &'a wgpu::Buffer,
+            ) -> (&'a wgpu::Buffer, Window) {
+                match w {
+                    Some(w) => (b, w),
+                    None => (unused, GpuExecutor::whole(unused)),
                 }
             }
-        };
-        let result = match encoder {
-            Some(enc) => record(enc),
-            None => {
-                let mut enc = self
-                    .device
-                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                        label: Some("tensorbits knn"),
-                    });
-                let r = record(&mut enc);
-                if r.is_ok() {
-                    self.queue.submit([enc.finish()]);
+            let list = |i: Option<usize>, u: usize| match i {
+                Some(i) => (&scratch[i], GpuExecutor::whole(&scratch[i])),
+                None => (&unused[u], GpuExecutor::whole(&unused[u])),
+            };
+            for p in &plans {
+                for d in &p.dispatches {
+                    debug_assert!(d.iterations <= MAX_LOOP_ITERATIONS);
+                    let dist = pick(d.dist, distances.buffer, &unused[0]);
+                    let idx = pick(d.idx, indices.buffer, &unused[1]);
+                    if d.layout == Layout::KnnMerge {
+                        let bindings = [list(d.read, 2), list(d.write, 2), dist, idx];
+                        self.dispatch(&merge, &d.params, &bindings, d.groups, enc)?;
+                    } else {
+                        let a = pick(d.a, &owned[0].0, &unused[2]);
+                        let b = pick(d.b, &owned[1].0, &unused[2]);
+                        let bindings = [a, b, dist, idx, list(d.write, 2)];
+                        self.dispatch(&tile, &d.params, &bindings, d.groups, enc)?;
+                    }
                 }
-                r
             }
-        };
-        let oom = pollster::block_on(oom.pop());
-        let validation = pollster::block_on(scope.pop());
-        result?;
-        if let Some(e) = validation.or(oom) {
-            return Err(gpu_error(e));
-        }
-        self.take_uncaptured()
+            Ok(())
+        })
     }
 
-    /// The knn dispatches: per batch index, rows of `a` in chunks whose tensors' windows fit the
-    /// device's binding size (all of that batch's `b` in each) and whose workgroups fit a dispatch.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the pieces of the dispatches, checked by the caller"
-    )]
-    fn record_knn(
+    /// The shape of knn's work at each batch index of `plan` (`[batch..., M, N, K]`), with the
+    /// byte offsets of its rows of `a` and `b` (element 0 at `offsets`) and of its outputs.
+    fn knn_shapes(
         &self,
-        op: &OpInfo,
-        kernel: &crate::op::GpuKernel,
         plan: &crate::Plan,
         k: usize,
-        bufs: &[(wgpu::Buffer, u64)],
+        offsets: [u64; 2],
         distances: &GpuRegion<'_>,
         indices: &GpuRegion<'_>,
-        _units: usize,
-        enc: &mut wgpu::CommandEncoder,
-    ) -> Result<()> {
+    ) -> Vec<KnnShape> {
         let nd = plan.iter.len();
         let nb = nd - 3;
         let (m, n, kdim) = (plan.iter[nb], plan.iter[nb + 1], plan.iter[nb + 2]);
         let (sa, sb) = (&plan.in_strides[0], &plan.in_strides[1]);
         let in_es = plan.in_dtype.size() as u64;
         let out_es = plan.out_dtype.size() as u64;
-        let lim = self.limits;
-        let too_large = |what: &str, bytes: u64| Error::GpuUnsupported {
-            what: format!(
-                "{}: knn needs {what} of {bytes} bytes in one binding; max_storage_buffer_binding_size is {} bytes",
-                op.name(),
-                lim.max_binding
-            ),
-        };
-        // The window of `count` elements from element `first` of a tensor at `offset` bytes:
-        // (binding offset, binding size, first element within it).
-        let window = |offset: u64, first: u64, reach: u64, es: u64, used: bool| {
-            // Rows of no element (K = 0) read nothing: the buffer's first word stands in.
-            if !used {
-                return (0, 4, 0);
-            }
-            let lo = offset + first * es;
-            let start = lo / lim.offset_align * lim.offset_align;
-            let end = (lo + (reach + 1) * es).div_ceil(4) * 4;
-            (start, end - start, (lo - start) / es)
-        };
-        let pipeline = self.pipeline(op, kernel, 2)?;
         let batches: usize = plan.iter[..nb].iter().product();
-        let max_units = (lim.max_groups as usize).pow(2);
         let mut idx = [0usize; MAX_RANK];
+        let mut shapes = Vec::with_capacity(batches);
         for bi in 0..batches {
             let off = |st: &[usize]| (0..nb).map(|d| idx[d] * st[d]).sum::<usize>() as u64;
-            let (a_off, b_off) = (off(sa), off(sb));
-            let out_row = (bi * m) as u64;
-            let b_reach =
-                ((n.saturating_sub(1)) * sb[nb + 1] + kdim.saturating_sub(1) * sb[nb + 2]) as u64;
-            let wb = window(bufs[1].1, b_off, b_reach, in_es, kdim > 0);
-            if wb.1 > lim.max_binding {
-                return Err(too_large("all rows of BTensor", wb.1));
-            }
-            let mut m0 = 0usize;
-            while m0 < m {
-                let mut mc = (m - m0).min(max_units);
-                let windows = loop {
-                    let a_reach = ((mc - 1) * sa[nb] + kdim.saturating_sub(1) * sa[nb + 2]) as u64;
-                    let wa = window(
-                        bufs[0].1,
-                        a_off + (m0 * sa[nb]) as u64,
-                        a_reach,
-                        in_es,
-                        kdim > 0,
-                    );
-                    let rows = (out_row + m0 as u64) * k as u64;
-                    let span = (mc * k) as u64 - 1;
-                    let wd = window(distances.offset, rows, span, out_es, true);
-                    let wi = window(indices.offset, rows, span, 8, true);
-                    if wa.1.max(wd.1).max(wi.1) <= lim.max_binding {
-                        break (wa, wd, wi);
-                    }
-                    if mc == 1 {
-                        return Err(too_large(
-                            "a row of ATensor and its outputs",
-                            wa.1.max(wd.1).max(wi.1),
-                        ));
-                    }
-                    mc = mc.div_ceil(2);
-                };
-                let (wa, wd, wi) = windows;
-                let w = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-                let mut base = [0u32; SLOTS];
-                let mut strides = [[0u32; MAX_RANK]; SLOTS];
-                base[0] = w(wa.2);
-                base[1] = w(wb.2);
-                base[2] = w(wi.2);
-                base[OUTPUT_SLOT] = w(wd.2);
-                strides[0][..3].copy_from_slice(&[w(sa[nb] as u64), 0, w(sa[nb + 2] as u64)]);
-                strides[1][..3].copy_from_slice(&[0, w(sb[nb + 1] as u64), w(sb[nb + 2] as u64)]);
-                for slot in [2, OUTPUT_SLOT] {
-                    strides[slot][..3].copy_from_slice(&[w(k as u64), 1, 0]);
-                }
-                let sizes = [w(mc as u64), w(n as u64), w(kdim as u64)];
-                let params = params_bytes(w(mc as u64), w(k as u64), 1, &sizes, &base, &strides);
-                let gx = mc.min(lim.max_groups as usize);
-                let gy = mc.div_ceil(gx);
-                self.dispatch_knn(
-                    &pipeline,
-                    &params,
-                    [
-                        (&bufs[0].0, wa.0, wa.1),
-                        (&bufs[1].0, wb.0, wb.1),
-                        (distances.buffer, wd.0, wd.1),
-                        (indices.buffer, wi.0, wi.1),
-                    ],
-                    (gx as u32, gy as u32),
-                    enc,
-                );
-                m0 += mc;
-            }
+            let row = (bi * m * k) as u64;
+            shapes.push(KnnShape {
+                m: m as u64,
+                n: n as u64,
+                kdim: kdim as u64,
+                k: k as u64,
+                a_strides: (sa[nb] as u64, sa[nb + 2] as u64),
+                b_strides: (sb[nb + 1] as u64, sb[nb + 2] as u64),
+                elem: in_es,
+                a_offset: offsets[0] + off(sa) * in_es,
+                b_offset: offsets[1] + off(sb) * in_es,
+                dist_bytes: out_es,
+                dist_offset: distances.offset + row * out_es,
+                idx_offset: indices.offset + row * 8,
+            });
             for d in (0..nb).rev() {
                 idx[d] += 1;
                 if idx[d] < plan.iter[d] {
@@ -273,53 +207,7 @@ impl GpuExecutor {
                 idx[d] = 0;
             }
         }
-        Ok(())
-    }
-
-    /// One knn dispatch: its uniform block and the windows of `a`, `b`, the distances and the
-    /// indices.
-    fn dispatch_knn(
-        &self,
-        pipeline: &super::Pipeline,
-        params: &[u8],
-        windows: [(&wgpu::Buffer, u64, u64); 4],
-        groups: (u32, u32),
-        enc: &mut wgpu::CommandEncoder,
-    ) {
-        use wgpu::util::DeviceExt;
-        let params = self
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("tensorbits knn params"),
-                contents: params,
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-        let mut entries = vec![wgpu::BindGroupEntry {
-            binding: 0,
-            resource: params.as_entire_binding(),
-        }];
-        for (i, (buffer, offset, size)) in windows.into_iter().enumerate() {
-            entries.push(wgpu::BindGroupEntry {
-                binding: i as u32 + 1,
-                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                    buffer,
-                    offset,
-                    size: NonZeroU64::new(size),
-                }),
-            });
-        }
-        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("tensorbits knn"),
-            layout: &pipeline.layout,
-            entries: &entries,
-        });
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("tensorbits knn"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&pipeline.pipeline);
-        pass.set_bind_group(0, &group, &[]);
-        pass.dispatch_workgroups(groups.0, groups.1, 1);
+        shapes
     }
 
     /// knn of a pairwise sum `op` on device tensors: distances of `D` and row indices (`i64`),

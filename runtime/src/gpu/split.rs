@@ -1,10 +1,11 @@
-//! Splits one kernel launch into dispatches that respect the device's limits: every tensor's bound
-//! window at most `max_storage_buffer_binding_size` bytes, starting at a multiple of
+//! Splits one element-wise kernel launch into dispatches that respect the device's limits: every
+//! tensor's bound window at most `max_storage_buffer_binding_size` bytes, starting at a multiple of
 //! `min_storage_buffer_offset_alignment`, and at most `max_compute_workgroups_per_dimension`
-//! workgroups in x and in y. Pure arithmetic, so it is tested without a GPU.
+//! workgroups in x and in y. Pure arithmetic, so it is tested without a GPU. Reductions, pairwise
+//! ops and knn are planned by [`plan`](super::plan).
 
 use crate::MAX_RANK;
-use tensorbits_core::wgsl::{Layout, OUTPUT_SLOT, SLOTS, WORKGROUP_SIZE, params_bytes};
+use tensorbits_core::wgsl::{Header, Layout, OUTPUT_SLOT, SLOTS, WORKGROUP_SIZE, params_bytes};
 
 /// The limits that shape dispatches.
 #[derive(Clone, Copy, Debug)]
@@ -31,10 +32,6 @@ pub struct Launch {
     pub arity: usize,
     /// Output element bits (the contiguous layout writes whole words of narrow outputs).
     pub out_bits: u32,
-    /// For the reduction layouts: how many leading dimensions are kept (the rest are reduced and
-    /// never split), and the reduced count for the uniform block. `dims.len()` and 0 otherwise.
-    pub kept: usize,
-    pub elements: u64,
 }
 
 /// A bound window of one tensor.
@@ -82,24 +79,13 @@ fn split_box(
     out: &mut Vec<Dispatch>,
 ) -> Result<(), TooLarge> {
     let count: u64 = dims.iter().product();
-    // A reduction with nothing to reduce still writes its outputs (the identity).
-    let kept_count: u64 = dims[..l.kept.saturating_sub(first).min(dims.len())]
-        .iter()
-        .product();
-    if (if l.layout.reduces() {
-        kept_count
-    } else {
-        count
-    }) == 0
-    {
+    if count == 0 {
         return Ok(());
     }
     let mut windows = [Window::default(); SLOTS];
     let mut base = [0u64; SLOTS];
     let mut fits = true;
     let end_align = if l.layout == Layout::Words { 16 } else { 4 };
-    // With a dimension of size 0 no input element is read (a reduction still writes its outputs).
-    let nothing_read = dims.contains(&0);
     for t in slots(l) {
         let reach: u64 = dims
             .iter()
@@ -107,37 +93,18 @@ fn split_box(
             .map(|(i, n)| n.saturating_sub(1) * l.strides[t][first + i])
             .sum();
         let lo = l.offset[t] + origin[t] * l.elem[t];
-        let read = if nothing_read && t != OUTPUT_SLOT {
-            0
-        } else {
-            reach + 1
-        };
-        let hi = l.offset[t] + (origin[t] + read) * l.elem[t];
+        let hi = l.offset[t] + (origin[t] + reach + 1) * l.elem[t];
         let start = lo / lim.offset_align * lim.offset_align;
         let end = hi.div_ceil(end_align) * end_align;
-        windows[t] = if read == 0 {
-            // Bindings are not empty: the buffer's first word stands in.
-            Window { offset: 0, size: 4 }
-        } else {
-            Window {
-                offset: start,
-                size: end - start,
-            }
+        windows[t] = Window {
+            offset: start,
+            size: end - start,
         };
-        base[t] = if read == 0 {
-            0
-        } else {
-            (lo - start) / l.elem[t]
-        };
+        base[t] = (lo - start) / l.elem[t];
         fits &= end - start <= lim.max_binding;
     }
-    let units = invocations(l, first, &dims, count, base[OUTPUT_SLOT]);
-    let per_group = if l.layout.per_workgroup() {
-        1
-    } else {
-        u64::from(WORKGROUP_SIZE)
-    };
-    let max_units = u64::from(lim.max_groups).pow(2) * per_group;
+    let units = invocations(l, count, base[OUTPUT_SLOT]);
+    let max_units = u64::from(lim.max_groups).pow(2) * u64::from(WORKGROUP_SIZE);
     let small_enough = units <= max_units && count <= u64::from(u32::MAX);
     if fits && small_enough {
         out.push(dispatch(
@@ -155,22 +122,10 @@ fn split_box(
             bytes: windows[slot].size,
         });
     };
-    // Reduced dimensions are one workgroup's work: they are never split. A pairwise box keeps its
-    // M and N dimensions (its tiles need them) and halves them in place instead.
-    let keep_from = if matches!(l.layout, Layout::Pairwise | Layout::PairWords) {
-        l.kept - 2
-    } else {
-        l.kept
-    };
-    let at = if first < keep_from {
-        0
-    } else {
-        match (first..l.kept).position(|d| dims[d - first] > 1) {
-            Some(i) if matches!(l.layout, Layout::Pairwise | Layout::PairWords) => i,
-            _ => usize::MAX,
-        }
-    };
-    if at == usize::MAX || first + at >= l.kept {
+    if d0 == 1 && dims.len() > 1 {
+        return split_box(l, lim, first + 1, dims[1..].to_vec(), origin, out);
+    }
+    let Some(at) = dims.iter().position(|&n| n > 1) else {
         let slot = slots(l)
             .find(|&t| windows[t].size > lim.max_binding)
             .unwrap_or(OUTPUT_SLOT);
@@ -178,10 +133,7 @@ fn split_box(
             slot,
             bytes: windows[slot].size,
         });
-    }
-    if at == 0 && d0 == 1 && first < keep_from {
-        return split_box(l, lim, first + 1, dims[1..].to_vec(), origin, out);
-    }
+    };
     // Halve the outermost dimension that can be; keep the first half a multiple of 64 elements
     // when the box is one-dimensional, so word-per-invocation layouts keep their alignment.
     let size = dims[at];
@@ -201,30 +153,9 @@ fn split_box(
     Ok(())
 }
 
-/// Invocations a dispatch of `count` elements needs in `l.layout` (workgroups, for the reduction
-/// layouts): the box is `dims`, the launch's dimensions from `first` on.
-fn invocations(l: &Launch, first: usize, dims: &[u64], count: u64, out_base: u64) -> u64 {
-    let kept = l.kept.saturating_sub(first).min(dims.len());
+/// Invocations a dispatch of `count` elements needs in `l.layout`.
+fn invocations(l: &Launch, count: u64, out_base: u64) -> u64 {
     match l.layout {
-        Layout::Reduce | Layout::ReduceRows | Layout::Knn | Layout::KnnWords => {
-            dims[..kept].iter().product()
-        }
-        Layout::Pairwise | Layout::PairWords => {
-            // Tiles of the last two kept dimensions (M, N), times the batch dimensions before.
-            let (tm, tn) = match l.layout {
-                Layout::PairWords => (
-                    u64::from(tensorbits_core::wgsl::PAIR_WORDS_ROWS),
-                    u64::from(WORKGROUP_SIZE),
-                ),
-                _ => {
-                    let tile = u64::from(tensorbits_core::wgsl::PAIR_TILE);
-                    (tile, tile)
-                }
-            };
-            let at = |i: usize| (l.kept - 2 + i).checked_sub(first).map_or(1, |d| dims[d]);
-            let batch: u64 = dims[..kept.saturating_sub(2)].iter().product();
-            batch * at(0).div_ceil(tm) * at(1).div_ceil(tn)
-        }
         Layout::Contiguous if l.out_bits < 32 => {
             let lanes = u64::from(32 / l.out_bits);
             (out_base + count - 1) / lanes - out_base / lanes + 1
@@ -247,11 +178,7 @@ fn dispatch(
     count: u64,
     units: u64,
 ) -> Dispatch {
-    let groups = if l.layout.per_workgroup() {
-        units
-    } else {
-        units.div_ceil(u64::from(WORKGROUP_SIZE))
-    };
+    let groups = units.div_ceil(u64::from(WORKGROUP_SIZE));
     let gx = groups.min(u64::from(lim.max_groups));
     let gy = groups.div_ceil(gx.max(1));
     // Every value fits in u32: windows are at most 4 GiB and counts were checked.
@@ -267,12 +194,13 @@ fn dispatch(
             }
         })
     });
-    let (elements, kept) = if l.layout.reduces() {
-        (w(l.elements), (l.kept.saturating_sub(first)) as u32)
-    } else {
-        (w(count), dims.len() as u32)
+    let header = Header {
+        count: w(units),
+        elements: w(count),
+        kept: dims.len() as u32,
+        ..Header::default()
     };
-    let p = params_bytes(w(units), elements, kept, &sizes, &base, &strides);
+    let p = params_bytes(&header, &sizes, &base, &strides);
     Dispatch {
         params: p,
         windows: *windows,
@@ -297,8 +225,6 @@ mod tests {
             offset: [0; SLOTS],
             arity: 2,
             out_bits: (elem * 8) as u32,
-            kept: 1,
-            elements: 0,
         }
     }
 

@@ -1,0 +1,367 @@
+//! Execution: validation of the caller's regions, the one scoped path that records and submits
+//! work, element-wise launches split to the device's limits, and reductions and pairwise ops run
+//! pass by pass as [`plan`](super::plan) lays them out.
+
+use super::split::{self, Launch, Window};
+use super::{
+    GpuExecutor, GpuInput, GpuRegion, Source, check_region, gpu_error, plan, reduce_layout,
+    words_plan,
+};
+use crate::error::{Error, Result};
+use crate::op::{Call, GpuKernel, OpInfo, Plan};
+use crate::validate::buffer::{Overlap, check_in_place, classify};
+use crate::validate::{self, OpTensor, desc::TensorDesc};
+use crate::{DataType, ReduceOp};
+use tensorbits_core::wgsl::{Layout, MAX_LOOP_ITERATIONS, OUTPUT_SLOT, SLOTS};
+
+/// The kernel of `op` for `input` -> `output` in `layout`, or the error saying it has none.
+pub(crate) fn kernel(
+    op: &OpInfo,
+    input: DataType,
+    output: DataType,
+    layout: Layout,
+) -> Result<&'static GpuKernel> {
+    op.gpu_kernel(input, output, layout)
+        .ok_or_else(|| Error::GpuUnsupported {
+            what: format!(
+                "{} has no {layout:?} kernel for {input} -> {output}",
+                op.name()
+            ),
+        })
+}
+
+/// Bytes of one partial result of a plan's reduction: sums count in 64 bits; and, or and xor keep
+/// a value of the input's width (at least 32 bits).
+fn acc_bytes(plan: &Plan) -> u64 {
+    match plan.reduce {
+        Some(ReduceOp::Sum) => 8,
+        _ if plan.input_type().bits() == 64 => 8,
+        _ => 4,
+    }
+}
+
+impl GpuExecutor {
+    /// Runs `op` on regions of the caller's buffers. Everything is validated before any work is
+    /// recorded. With `encoder`, the work is recorded into it and the caller submits; without, it is
+    /// submitted here and this call waits for wgpu to report errors (not for the GPU to finish).
+    /// Only the output's elements are written: not one byte outside the output region.
+    pub fn execute(
+        &self,
+        op: &OpInfo,
+        call: &Call,
+        inputs: &[GpuInput<'_>],
+        output: &GpuRegion<'_>,
+        encoder: Option<&mut wgpu::CommandEncoder>,
+    ) -> Result<()> {
+        let descs: Vec<&TensorDesc> = inputs
+            .iter()
+            .map(|i| match i {
+                GpuInput::Region(r) => &r.desc,
+                GpuInput::Output => &output.desc,
+            })
+            .collect();
+        let plan = validate::validate(op, call, &descs, &output.desc)?;
+        let out_span = check_region(output, OpTensor(op, op.arity()))?;
+        let mut sources = Vec::with_capacity(inputs.len());
+        for (k, i) in inputs.iter().enumerate() {
+            // A handle, formatted only if an error is returned.
+            let name = OpTensor(op, k);
+            match i {
+                GpuInput::Output => {
+                    check_in_place(op, k)?;
+                    sources.push(Source::Alias);
+                }
+                GpuInput::Region(r) => {
+                    let span = check_region(r, name)?;
+                    if r.buffer == output.buffer {
+                        let overlap = classify(op, k, &r.desc, span, &output.desc, out_span)?;
+                        if let Overlap::Alias = overlap {
+                            sources.push(Source::Alias);
+                        } else {
+                            // A buffer may not be bound for reading and writing in one dispatch.
+                            sources.push(Source::Copy(*r));
+                        }
+                    } else {
+                        sources.push(Source::Bound(*r));
+                    }
+                }
+            }
+        }
+        if plan.element_count() == 0 {
+            return Ok(());
+        }
+        self.scoped(encoder, |enc| self.encode(op, &plan, &sources, output, enc))
+    }
+
+    /// Records `record` into the caller's `encoder`, or into a new encoder submitted here, inside
+    /// error scopes: what wgpu reports about the work (validation, out of memory) and any error on
+    /// this executor's own device is returned as an error. The one path every call records by.
+    pub(crate) fn scoped(
+        &self,
+        encoder: Option<&mut wgpu::CommandEncoder>,
+        record: impl FnOnce(&mut wgpu::CommandEncoder) -> Result<()>,
+    ) -> Result<()> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let result = match encoder {
+            Some(enc) => record(enc),
+            None => {
+                let mut enc = self
+                    .device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("tensorbits"),
+                    });
+                let r = record(&mut enc);
+                if r.is_ok() {
+                    self.queue.submit([enc.finish()]);
+                }
+                r
+            }
+        };
+        let oom = pollster::block_on(oom.pop());
+        let validation = pollster::block_on(scope.pop());
+        result?;
+        if let Some(e) = validation.or(oom) {
+            return Err(gpu_error(e));
+        }
+        self.take_uncaptured()
+    }
+
+    fn encode(
+        &self,
+        op: &OpInfo,
+        plan: &Plan,
+        sources: &[Source<'_>],
+        output: &GpuRegion<'_>,
+        enc: &mut wgpu::CommandEncoder,
+    ) -> Result<()> {
+        // Inputs that must not be bound beside the output are first copied, on the device, into
+        // scratch buffers; an exact alias is copied too, so reads never race the writes.
+        let mut owned: Vec<(wgpu::Buffer, u64)> = Vec::with_capacity(sources.len());
+        for s in sources {
+            owned.push(match s {
+                Source::Bound(r) => (r.buffer.clone(), r.offset),
+                Source::Alias => self.copy_region(output, enc)?,
+                Source::Copy(r) => self.copy_region(r, enc)?,
+            });
+        }
+        let bufs: Vec<(&wgpu::Buffer, u64)> = owned.iter().map(|(b, o)| (b, *o)).collect();
+        let arity = sources.len();
+        let in_t = plan.input_type();
+        let out_t = plan.output_type();
+        let contiguous = plan.iter.len() == 1
+            && plan.out_strides[0] == 1
+            && (0..arity).all(|k| plan.in_strides[k][0] == 1);
+        let words = op
+            .gpu_kernels()
+            .iter()
+            .find(|k| k.input == in_t && k.output == out_t && k.layout == Layout::Words);
+        let mut launches: Vec<(Layout, u64, u64)> = Vec::new(); // (layout, first element, elements)
+        let n = plan.element_count() as u64;
+        let aligned16 =
+            bufs.iter().all(|(_, o)| o.is_multiple_of(16)) && output.offset.is_multiple_of(16);
+        if plan.reduce.is_some() {
+            return self.encode_reduction(op, plan, &bufs, output, enc);
+        }
+        if contiguous && words.is_some() && aligned16 {
+            let per = 16 / in_t.size() as u64;
+            let bulk = n / per * per;
+            if bulk > 0 {
+                launches.push((Layout::Words, 0, bulk));
+            }
+            if bulk < n {
+                launches.push((Layout::Contiguous, bulk, n - bulk));
+            }
+        } else if contiguous {
+            launches.push((Layout::Contiguous, 0, n));
+        } else {
+            launches.push((Layout::Strided, 0, n));
+        }
+        for (layout, first, count) in launches {
+            let kernel = kernel(op, in_t, out_t, layout)?;
+            let launch = self.launch(plan, layout, first, count, &bufs, output);
+            let dispatches = split::split(&launch, &self.limits)
+                .map_err(|t| self.too_large(op, Some(t.slot), "a window", t.bytes))?;
+            let pipeline = self.pipeline(op, kernel, arity)?;
+            for d in &dispatches {
+                let mut bindings: Vec<(&wgpu::Buffer, Window)> = bufs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, (b, _))| (*b, d.windows[k]))
+                    .collect();
+                bindings.push((output.buffer, d.windows[OUTPUT_SLOT]));
+                self.dispatch(&pipeline, &d.params, &bindings, d.groups, enc)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The error for work that cannot fit the device's bindings: which tensor (slot) of `op` needs
+    /// how many bytes, and the limit.
+    pub(crate) fn too_large(
+        &self,
+        op: &OpInfo,
+        slot: Option<usize>,
+        what: &str,
+        bytes: u64,
+    ) -> Error {
+        let tensor = match slot {
+            Some(t) if t == OUTPUT_SLOT => format!(" of {}", op.tensor_name(op.arity())),
+            Some(t) => format!(" of {}", op.tensor_name(t)),
+            None => String::new(),
+        };
+        Error::GpuUnsupported {
+            what: format!(
+                "{}: {what}{tensor} needs {bytes} bytes in one binding, more than this device's \
+                 max_storage_buffer_binding_size ({} bytes)",
+                op.name(),
+                self.limits.max_binding
+            ),
+        }
+    }
+
+    /// A reduction or pairwise op: the plan's passes (see [`plan`](super::plan)), over scratch
+    /// buffers of partial results when there is more than one.
+    fn encode_reduction(
+        &self,
+        op: &OpInfo,
+        plan: &Plan,
+        bufs: &[(&wgpu::Buffer, u64)],
+        output: &GpuRegion<'_>,
+        enc: &mut wgpu::CommandEncoder,
+    ) -> Result<()> {
+        let arity = bufs.len();
+        let (in_t, out_t) = (plan.input_type(), plan.output_type());
+        // A pairwise sum over rows of whole 32-bit words runs on the words, when the op has that
+        // kernel: 4 times fewer elements of u8 codes, each counted at once.
+        let offsets = [
+            bufs.first().map_or(0, |b| b.1),
+            bufs.get(1).map_or(0, |b| b.1),
+        ];
+        let words_plan = match plan.pairwise {
+            true => words_plan(plan, offsets)
+                .filter(|_| op.gpu_kernel(in_t, out_t, Layout::PairWords).is_some()),
+            false => None,
+        };
+        let plan = words_plan.as_ref().unwrap_or(plan);
+        let layout = match (plan.pairwise, words_plan.is_some()) {
+            (true, true) => Layout::PairWords,
+            (true, false) => Layout::Pairwise,
+            _ => reduce_layout(plan),
+        };
+        let launch = self.launch(plan, layout, 0, 0, bufs, output);
+        let r = plan::Reduction {
+            layout,
+            kept: plan.kept,
+            dims: launch.dims,
+            strides: launch.strides,
+            elem: launch.elem,
+            offset: launch.offset,
+            arity,
+            acc_bytes: acc_bytes(plan),
+        };
+        let rp = plan::plan_reduction(&r, &self.limits)
+            .map_err(|t| self.too_large(op, t.slot, &t.what, t.bytes))?;
+        let scratch: Vec<wgpu::Buffer> = rp
+            .scratch
+            .iter()
+            .filter(|&&b| b > 0)
+            .map(|&b| self.storage_buffer("tensorbits partial results", b as usize, &[]))
+            .collect::<Result<_>>()?;
+        for pass in &rp.passes {
+            let kernel = kernel(op, in_t, out_t, pass.layout)?;
+            let pipeline = self.pipeline(op, kernel, arity)?;
+            for d in &pass.dispatches {
+                debug_assert!(d.iterations <= MAX_LOOP_ITERATIONS);
+                let mut bindings: Vec<(&wgpu::Buffer, Window)> = match pass.input {
+                    plan::Buffer::Call => bufs
+                        .iter()
+                        .enumerate()
+                        .map(|(k, (b, _))| (*b, d.windows[k]))
+                        .collect(),
+                    plan::Buffer::Scratch(i) => vec![(&scratch[i], d.windows[0])],
+                };
+                bindings.push(match pass.output {
+                    plan::Buffer::Call => (output.buffer, d.windows[OUTPUT_SLOT]),
+                    plan::Buffer::Scratch(i) => (&scratch[i], d.windows[OUTPUT_SLOT]),
+                });
+                self.dispatch(&pipeline, &d.params, &bindings, d.groups, enc)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The launch for elements `first..first+count` of the plan (for contiguous layouts) or all of it.
+    fn launch(
+        &self,
+        plan: &Plan,
+        layout: Layout,
+        first: u64,
+        count: u64,
+        bufs: &[(&wgpu::Buffer, u64)],
+        output: &GpuRegion<'_>,
+    ) -> Launch {
+        let arity = bufs.len();
+        let in_es = plan.input_type().size() as u64;
+        let out_es = plan.output_type().size() as u64;
+        let mut strides: [Vec<u64>; SLOTS] = Default::default();
+        let mut elem = [1u64; SLOTS];
+        let mut offset = [0u64; SLOTS];
+        let words = layout == Layout::Words;
+        let unit = |es: u64| if words { 16 } else { es };
+        for k in 0..arity {
+            elem[k] = unit(in_es);
+            offset[k] = bufs[k].1 + first * in_es;
+        }
+        elem[OUTPUT_SLOT] = unit(out_es);
+        offset[OUTPUT_SLOT] = output.offset + first * out_es;
+        let dims: Vec<u64>;
+        if layout == Layout::Strided || layout.reduces() {
+            // Every dimension, with its strides.
+            dims = plan.iter.iter().map(|&d| d as u64).collect();
+            for (s, p) in strides.iter_mut().zip(&plan.in_strides).take(arity) {
+                *s = p.iter().map(|&v| v as u64).collect();
+            }
+            strides[OUTPUT_SLOT] = plan.out_strides.iter().map(|&s| s as u64).collect();
+        } else {
+            dims = vec![if words { count * in_es / 16 } else { count }];
+            for s in strides.iter_mut() {
+                *s = vec![1];
+            }
+        }
+        for s in strides.iter_mut() {
+            if s.is_empty() {
+                *s = vec![0; dims.len()];
+            }
+        }
+        Launch {
+            layout,
+            dims,
+            strides,
+            elem,
+            offset,
+            arity,
+            out_bits: plan.output_type().bits(),
+        }
+    }
+
+    /// Copies the 4-byte words holding a region into a new scratch buffer; returns it with the
+    /// region's offset inside it.
+    pub(crate) fn copy_region(
+        &self,
+        r: &GpuRegion<'_>,
+        enc: &mut wgpu::CommandEncoder,
+    ) -> Result<(wgpu::Buffer, u64)> {
+        let extent = r.desc.extent_bytes("tensor")? as u64;
+        let start = r.offset / 4 * 4;
+        let end = (r.offset + extent).div_ceil(4) * 4;
+        if end > r.buffer.size() {
+            return Err(Error::GpuUnsupported {
+                what: "a tensor that shares the output's buffer ends inside a final partial 4-byte word".to_owned(),
+            });
+        }
+        let scratch = self.storage_buffer("tensorbits scratch", (end - start) as usize, &[])?;
+        enc.copy_buffer_to_buffer(r.buffer, start, &scratch, 0, end - start);
+        Ok((scratch, r.offset - start))
+    }
+}

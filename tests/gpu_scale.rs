@@ -1,0 +1,165 @@
+//! The GPU at the sizes users have, each result byte-compared with the CPU's: knn over a million
+//! codes of 32 and of 8 bytes for k = 1, 10, 17 and 100, over a database of equal codes (all ties)
+//! with k = N/2, and over more than 128 MiB of codes; sum, and, or and xor reductions over 5M
+//! elements (one axis, all axes) and over 70,000 rows along axis 0; a Hamming row of 4M words.
+//! Every one of these is past a limit the GPU meets: Mesa's lavapipe ends an invocation after
+//! 65,535 loop iterations, and a binding holds at most `max_storage_buffer_binding_size` bytes.
+
+mod common;
+
+use common::{Rng, gpu};
+use tensorbits::{Options, Target, Tensor, ops};
+
+fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut rng = Rng(seed);
+    let mut v = Vec::with_capacity(n + 8);
+    while v.len() < n {
+        v.extend_from_slice(&rng.next().to_le_bytes());
+    }
+    v.truncate(n);
+    v
+}
+
+/// knn of `m` random queries against `n` random codes of `bytes` bytes, for each `k`, GPU against
+/// CPU. Some queries are copies of database rows, so that distance 0 and near ties occur.
+fn knn_case(n: usize, bytes: usize, m: usize, ks: &[usize], seed: u64) {
+    let Some(g) = gpu::gpu() else { return };
+    let t = Target::Gpu(g);
+    let db = Tensor::from_vec(random_bytes(n * bytes, seed), &[n, bytes]).unwrap();
+    let mut q = random_bytes(m * bytes, seed ^ 1);
+    // Half the queries are rows of the database with one byte changed.
+    for i in (0..m).step_by(2) {
+        let row = (i * 7919) % n;
+        q[i * bytes..(i + 1) * bytes].copy_from_slice(&db.data()[row * bytes..(row + 1) * bytes]);
+        q[i * bytes] ^= 1;
+    }
+    let q = Tensor::from_vec(q, &[m, bytes]).unwrap();
+    for &k in ks {
+        let (gd, gi) = ops::HammingCdist::knn_on(&t, &Options::new(), &q, &db, k).unwrap();
+        let (cd, ci) = ops::HammingCdist::knn(&q, &db, k).unwrap();
+        assert_eq!(gd.shape(), &[m, k]);
+        assert!(
+            gd.data() == cd.data(),
+            "distances differ: {n} x {bytes} bytes, k = {k}"
+        );
+        assert!(
+            gi.data() == ci.data(),
+            "indices differ: {n} x {bytes} bytes, k = {k}"
+        );
+    }
+}
+
+#[test]
+fn knn_over_a_million_32_byte_codes() {
+    knn_case(1_000_000, 32, 3, &[1, 10, 17, 100], 11);
+}
+
+#[test]
+fn knn_over_a_million_8_byte_codes() {
+    knn_case(1_000_000, 8, 3, &[1, 10, 17, 100], 12);
+}
+
+/// More than 128 MiB of codes: the database is split over several bindings.
+#[test]
+fn knn_over_more_than_128_mib_of_codes() {
+    knn_case((130 << 20) / 32, 32, 2, &[5], 13);
+}
+
+/// Every code equal: every distance ties, and the neighbours are the lowest indices, in order.
+#[test]
+fn knn_of_all_ties_with_k_half_of_n() {
+    let Some(g) = gpu::gpu() else { return };
+    let t = Target::Gpu(g);
+    let n = 60_000;
+    let db = Tensor::from_vec(vec![0xA5u8; n * 16], &[n, 16]).unwrap();
+    let q = Tensor::from_vec(vec![0x0Fu8; 2 * 16], &[2, 16]).unwrap();
+    let k = n / 2;
+    let (gd, gi) = ops::HammingCdist::knn_on(&t, &Options::new(), &q, &db, k).unwrap();
+    let (cd, ci) = ops::HammingCdist::knn(&q, &db, k).unwrap();
+    assert!(gd.data() == cd.data() && gi.data() == ci.data());
+    let want: Vec<i64> = (0..2).flat_map(|_| 0..k as i64).collect();
+    assert!(gi.data() == want.as_slice());
+    // k = N: every row, in index order.
+    let (_, gi) = ops::HammingCdist::knn_on(&t, &Options::new(), &q, &db, n).unwrap();
+    let want: Vec<i64> = (0..2).flat_map(|_| 0..n as i64).collect();
+    assert!(gi.data() == want.as_slice());
+}
+
+/// The four reductions over 5M u8 elements, over all axes and over one, GPU against CPU.
+#[test]
+fn reductions_over_five_million_elements() {
+    let Some(g) = gpu::gpu() else { return };
+    let t = Target::Gpu(g);
+    let n = 5_000_000;
+    let x = Tensor::from_vec(random_bytes(n, 21), &[n]).unwrap();
+    let x2 = Tensor::from_vec(x.data().to_vec(), &[2, n / 2]).unwrap();
+    let all = Options::new();
+    let last = Options::new().axes([-1]);
+    for (input, opts) in [(&x, &all), (&x2, &all), (&x2, &last)] {
+        let o32 = (*opts).output::<u32>();
+        let gpu = ops::BitCountSum::run_on(&t, &o32, input).unwrap();
+        let cpu = ops::BitCountSum::run_on(&Target::Cpu, &o32, input).unwrap();
+        assert_eq!(gpu.data(), cpu.data(), "sum");
+        let gpu = ops::BitAndReduce::run_on(&t, opts, input).unwrap();
+        let cpu = ops::BitAndReduce::run_on(&Target::Cpu, opts, input).unwrap();
+        assert_eq!(gpu.data(), cpu.data(), "and");
+        let gpu = ops::BitOrReduce::run_on(&t, opts, input).unwrap();
+        let cpu = ops::BitOrReduce::run_on(&Target::Cpu, opts, input).unwrap();
+        assert_eq!(gpu.data(), cpu.data(), "or");
+        let gpu = ops::BitXorReduce::run_on(&t, opts, input).unwrap();
+        let cpu = ops::BitXorReduce::run_on(&Target::Cpu, opts, input).unwrap();
+        assert_eq!(gpu.data(), cpu.data(), "xor");
+    }
+    // And a full sum that is not small: every bit set.
+    let ones = Tensor::from_vec(vec![0xFFu8; n], &[n]).unwrap();
+    let s = ops::BitCountSum::run_on(&t, &all.output::<u32>(), &ones).unwrap();
+    assert_eq!(s.data(), &[8 * n as u32]);
+}
+
+/// 70,000 rows reduced along axis 0 (an outer axis: many outputs, each a long strided column).
+#[test]
+fn reductions_over_seventy_thousand_rows_along_axis_0() {
+    let Some(g) = gpu::gpu() else { return };
+    let t = Target::Gpu(g);
+    let (rows, cols) = (70_000, 300);
+    let x = Tensor::from_vec(random_bytes(rows * cols, 22), &[rows, cols]).unwrap();
+    let opts = Options::new().axes([0]);
+    let o32 = opts.output::<u32>();
+    let gpu = ops::BitCountSum::run_on(&t, &o32, &x).unwrap();
+    let cpu = ops::BitCountSum::run_on(&Target::Cpu, &o32, &x).unwrap();
+    assert_eq!(gpu.data(), cpu.data(), "sum");
+    let gpu = ops::BitXorReduce::run_on(&t, &opts, &x).unwrap();
+    let cpu = ops::BitXorReduce::run_on(&Target::Cpu, &opts, &x).unwrap();
+    assert_eq!(gpu.data(), cpu.data(), "xor");
+    let gpu = ops::BitOrReduce::run_on(&t, &opts, &x).unwrap();
+    let cpu = ops::BitOrReduce::run_on(&Target::Cpu, &opts, &x).unwrap();
+    assert_eq!(gpu.data(), cpu.data(), "or");
+    let gpu = ops::BitAndReduce::run_on(&t, &opts, &x).unwrap();
+    let cpu = ops::BitAndReduce::run_on(&Target::Cpu, &opts, &x).unwrap();
+    assert_eq!(gpu.data(), cpu.data(), "and");
+}
+
+/// A Hamming distance over one row of 4M words, and a pairwise distance between rows of 1M words.
+#[test]
+fn hamming_over_a_row_of_four_million_words() {
+    let Some(g) = gpu::gpu() else { return };
+    let t = Target::Gpu(g);
+    let n = 4 << 20;
+    let words = |seed| -> Vec<u32> {
+        random_bytes(n * 4, seed)
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let a = Tensor::from_vec(words(31), &[1, n]).unwrap();
+    let b = Tensor::from_vec(words(32), &[1, n]).unwrap();
+    let o = Options::new().output::<u32>();
+    let gpu = ops::HammingDistance::run_on(&t, &o, &a, &b).unwrap();
+    let cpu = ops::HammingDistance::run_on(&Target::Cpu, &o, &a, &b).unwrap();
+    assert_eq!(gpu.data(), cpu.data());
+    let a = Tensor::from_vec(a.data().to_vec(), &[4, n / 4]).unwrap();
+    let b = Tensor::from_vec(b.data().to_vec(), &[4, n / 4]).unwrap();
+    let gpu = ops::HammingCdist::run_on(&t, &Options::new(), &a, &b).unwrap();
+    let cpu = ops::HammingCdist::run_on(&Target::Cpu, &Options::new(), &a, &b).unwrap();
+    assert_eq!(gpu.data(), cpu.data());
+}
