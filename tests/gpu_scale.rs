@@ -163,3 +163,75 @@ fn hamming_over_a_row_of_four_million_words() {
     let cpu = ops::HammingCdist::run_on(&Target::Cpu, &Options::new(), &a, &b).unwrap();
     assert_eq!(gpu.data(), cpu.data());
 }
+
+/// A device lost mid-session (here destroyed) makes every entry point return an error, never a
+/// panic and never a result: element-wise ops, reductions, knn, and the regions of `execute`.
+#[test]
+fn a_lost_device_is_an_error_through_every_entry_point() {
+    if gpu::gpu().is_none() {
+        return;
+    }
+    let g = tensorbits::GpuExecutor::new_blocking().unwrap();
+    let t = Target::Gpu(&g);
+    let x = Tensor::from_vec(random_bytes(1 << 16, 41), &[256, 256]).unwrap();
+    let o = Options::new().axes([0]);
+    ops::BitXorReduce::run_on(&t, &o, &x).expect("runs before the loss");
+    let region_buf = g.storage_buffer("out", 256, &[7; 256]).unwrap();
+    g.device().destroy();
+    let e = ops::BitXorReduce::run_on(&t, &o, &x).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            tensorbits::Error::Gpu { .. } | tensorbits::Error::AllocationFailed { .. }
+        ),
+        "{e}"
+    );
+    assert!(ops::BitXor::run_on(&t, &Options::new(), &x, &x).is_err());
+    assert!(ops::HammingCdist::knn_on(&t, &Options::new(), &x, &x, 3).is_err());
+    let desc = tensorbits::TensorDesc::new(tensorbits::DataType::U8, &[256]).unwrap();
+    let input = g.storage_buffer("in", 256, &[1; 256]);
+    if let Ok(input) = input {
+        let r = g.execute(
+            <ops::BitNot as tensorbits::Op>::INFO,
+            &tensorbits::Call::default(),
+            &[tensorbits::GpuInput::Region(tensorbits::GpuRegion {
+                buffer: &input,
+                offset: 0,
+                desc,
+            })],
+            &tensorbits::GpuRegion {
+                buffer: &region_buf,
+                offset: 0,
+                desc,
+            },
+            None,
+        );
+        assert!(r.is_err());
+    }
+}
+
+/// Reductions over more than 128 MiB (lavapipe's and wgpu's default binding limit): the reduced
+/// elements of one output are cut into pieces that each fit a binding.
+#[test]
+fn reductions_over_more_than_128_mib() {
+    let Some(g) = gpu::gpu() else { return };
+    let t = Target::Gpu(g);
+    let n = (130 << 20) / 4;
+    let words: Vec<u32> = random_bytes(n * 4, 51)
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let x = Tensor::from_vec(words, &[n]).unwrap();
+    let all = Options::new();
+    let gpu = ops::BitCountSum::run_on(&t, &all.output::<u64>(), &x).unwrap();
+    let cpu = ops::BitCountSum::run_on(&Target::Cpu, &all.output::<u64>(), &x).unwrap();
+    assert_eq!(gpu.data(), cpu.data(), "sum");
+    let gpu = ops::BitXorReduce::run_on(&t, &all, &x).unwrap();
+    let cpu = ops::BitXorReduce::run_on(&Target::Cpu, &all, &x).unwrap();
+    assert_eq!(gpu.data(), cpu.data(), "xor");
+    let x2 = Tensor::from_vec(x.data().to_vec(), &[n / 8, 8]).unwrap();
+    let axis0 = Options::new().axes([0]);
+    let gpu = ops::BitOrReduce::run_on(&t, &axis0, &x2).unwrap();
+    let cpu = ops::BitOrReduce::run_on(&Target::Cpu, &axis0, &x2).unwrap();
+    assert_eq!(gpu.data(), cpu.data(), "or");
+}

@@ -1145,3 +1145,89 @@ fn reductions_and_knn_end_to_end() {
         fails(&args, &o, words);
     }
 }
+
+/// At sizes past the GPU's old limits, `--device gpu` writes the same files as `--device cpu`:
+/// knn over a million 8-byte codes for k = 1 and 17, an xor reduction over 70,000 rows along axis
+/// 0, and a bit-count sum over 5M elements.
+#[test]
+fn gpu_files_match_the_cpu_at_scale() {
+    if common::gpu::gpu().is_none() {
+        return;
+    }
+    let mut rng = Rng(77);
+    let f = |name: &str| tmp(&format!("scale_{name}"));
+    let (n, bytes) = (1_000_000, 8);
+    write_npy(
+        &f("db.npy"),
+        DataType::U8,
+        &[n, bytes],
+        &random_bytes(&mut rng, DataType::U8, n * bytes),
+        false,
+        false,
+        1,
+    );
+    write_npy(
+        &f("q.npy"),
+        DataType::U8,
+        &[3, bytes],
+        &random_bytes(&mut rng, DataType::U8, 3 * bytes),
+        false,
+        false,
+        1,
+    );
+    write_npy(
+        &f("rows.npy"),
+        DataType::U8,
+        &[70_000, 300],
+        &random_bytes(&mut rng, DataType::U8, 70_000 * 300),
+        false,
+        false,
+        1,
+    );
+    write_npy(
+        &f("long.npy"),
+        DataType::U8,
+        &[5_000_000],
+        &random_bytes(&mut rng, DataType::U8, 5_000_000),
+        false,
+        false,
+        1,
+    );
+    let both = |args: &[&str], outs: &[&str]| {
+        let mut files = Vec::new();
+        for dev in ["cpu", "gpu"] {
+            let named: Vec<std::path::PathBuf> =
+                outs.iter().map(|o| f(&format!("{dev}_{o}"))).collect();
+            let mut a: Vec<&str> = args.to_vec();
+            a.extend(["-o", p(&named[0])]);
+            if let Some(d) = named.get(1) {
+                a.extend(["--distances", p(d)]);
+            }
+            a.extend(["--device", dev]);
+            let r = run(&a);
+            assert!(
+                r.status.success(),
+                "{dev}: {}",
+                String::from_utf8_lossy(&r.stderr)
+            );
+            files.push(
+                named
+                    .iter()
+                    .map(|x| std::fs::read(x).unwrap())
+                    .collect::<Vec<_>>(),
+            );
+        }
+        assert!(files[0] == files[1], "{args:?}: the GPU's files differ");
+    };
+    for k in ["1", "17"] {
+        let (q, db) = (f("q.npy"), f("db.npy"));
+        both(&["knn", p(&q), p(&db), "-k", k], &["i.npy", "d.npy"]);
+    }
+    let rows = f("rows.npy");
+    both(&["run", "xor_reduce", p(&rows), "--axes", "0"], &["x.npy"]);
+    let long = f("long.npy");
+    both(
+        &["run", "popcount_sum", p(&long), "--out-dtype", "u32"],
+        &["s.npy"],
+    );
+}

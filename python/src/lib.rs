@@ -285,10 +285,17 @@ fn execute(
             let (descs, slices, _) = bufs.inputs();
             py.detach(|| -> Result<(), Error> {
                 let mut target = out_view.lock();
+                // The output as given is validated as the CPU does (a self-overlapping view is
+                // refused), then computed packed on the device and scattered to it.
+                let given: Vec<&TensorDesc> = descs.iter().collect();
+                tensorbits::validate(op, call, &given, &target.desc)?;
                 let packed = TensorDesc::new(target.desc.data_type(), target.desc.sizes())?;
+                // A buffer holds the input's description's total size, which a broadcast (stride
+                // 0) input's bytes may not fill.
                 let bufs: Vec<_> = slices
                     .iter()
-                    .map(|s| g.storage_buffer("input", s.len(), s))
+                    .zip(&descs)
+                    .map(|(s, d)| g.storage_buffer("input", s.len().max(d.total_bytes()), s))
                     .collect::<Result<_, _>>()?;
                 let regions: Vec<tensorbits::GpuInput<'_>> = descs
                     .iter()
@@ -379,8 +386,9 @@ fn knn<'py>(
                         what: "no GPU executor".to_owned(),
                     });
                 };
-                let ba = g.storage_buffer("a", slices[0].len(), slices[0])?;
-                let bb = g.storage_buffer("b", slices[1].len(), slices[1])?;
+                let len = |i: usize| slices[i].len().max(descs[i].total_bytes());
+                let ba = g.storage_buffer("a", len(0), slices[0])?;
+                let bb = g.storage_buffer("b", len(1), slices[1])?;
                 let ra = GpuRegion {
                     buffer: &ba,
                     offset: 0,

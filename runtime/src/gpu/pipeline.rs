@@ -109,14 +109,16 @@ impl GpuExecutor {
         groups: (u32, u32),
         enc: &mut wgpu::CommandEncoder,
     ) -> Result<()> {
-        use wgpu::util::DeviceExt;
-        let params = self
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("tensorbits params"),
-                contents: params,
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
+        // Written through the queue, not mapped at creation: mapping a buffer of a lost device
+        // panics inside wgpu, while a queue write reports its error to the scope.
+        let bytes = params;
+        let params = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("tensorbits params"),
+            size: bytes.len() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.queue.write_buffer(&params, 0, bytes);
         let mut entries = vec![wgpu::BindGroupEntry {
             binding: 0,
             resource: params.as_entire_binding(),

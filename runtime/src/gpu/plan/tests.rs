@@ -4,7 +4,7 @@
 //! the passes end in one result per output.
 
 use super::*;
-use tensorbits_core::wgsl::MAX_LOOP_ITERATIONS;
+use tensorbits_core::wgsl::{KNN_TILE, MAX_LOOP_ITERATIONS};
 
 /// lavapipe's limits, and a device whose limits are lowered so that splitting happens at small
 /// sizes.

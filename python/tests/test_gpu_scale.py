@@ -1,0 +1,89 @@
+"""device="gpu" at the sizes users have gives the CPU's bytes: knn over a million codes, reductions
+over millions of elements and 70,000 rows, a Hamming row of 4M words, broadcast (stride-0) inputs,
+and a self-overlapping out= refused as on the CPU. Each case is past a limit the GPU meets (lavapipe
+ends an invocation after 65,535 loop iterations)."""
+import numpy as np
+import pytest
+
+import tensorbits as tb
+from conftest import has_gpu
+
+
+@pytest.fixture(scope="module")
+def big_rng():
+    return np.random.default_rng(2026)
+
+
+@pytest.mark.parametrize("code_bytes", [32, 8])
+def test_knn_over_a_million_codes(gpu, big_rng, code_bytes):
+    db = big_rng.integers(0, 256, size=(1_000_000, code_bytes), dtype=np.uint8)
+    q = big_rng.integers(0, 256, size=(3, code_bytes), dtype=np.uint8)
+    q[0] = db[123_457] ^ np.uint8(4)
+    for k in [1, 10, 17, 100]:
+        dg, ig = tb.knn(q, db, k, device=gpu)
+        dc, ic = tb.knn(q, db, k)
+        np.testing.assert_array_equal(dg, dc)
+        np.testing.assert_array_equal(ig, ic)
+    assert ig[0, 0] == 123_457 or dg[0, 0] < 1
+
+
+def test_knn_of_all_ties(gpu):
+    db = np.full((40_000, 8), 0x5A, np.uint8)
+    q = np.zeros((2, 8), np.uint8)
+    k = 20_000
+    dg, ig = tb.knn(q, db, k, device=gpu)
+    np.testing.assert_array_equal(ig, np.broadcast_to(np.arange(k), (2, k)))
+    np.testing.assert_array_equal(dg, np.full((2, k), 32))
+
+
+def test_reductions_over_five_million_elements(gpu, big_rng):
+    x = big_rng.integers(0, 256, size=5_000_000, dtype=np.uint8)
+    assert tb.bitwise_count_sum(x, device=gpu) == tb.bitwise_count_sum(x)
+    assert tb.bitwise_count_sum(x, device=gpu) == np.bitwise_count(x).sum()
+    x2 = x.reshape(2, -1)
+    for op in [tb.bitwise_and_reduce, tb.bitwise_or_reduce, tb.bitwise_xor_reduce, tb.bitwise_count_sum]:
+        for axis in [None, -1]:
+            np.testing.assert_array_equal(op(x2, axis=axis, device=gpu), op(x2, axis=axis))
+
+
+def test_reductions_over_seventy_thousand_rows(gpu, big_rng):
+    x = big_rng.integers(0, 256, size=(70_000, 300), dtype=np.uint8)
+    np.testing.assert_array_equal(tb.bitwise_xor_reduce(x, axis=0, device=gpu),
+                                  np.bitwise_xor.reduce(x, axis=0))
+    for op in [tb.bitwise_and_reduce, tb.bitwise_or_reduce, tb.bitwise_count_sum]:
+        np.testing.assert_array_equal(op(x, axis=0, device=gpu), op(x, axis=0))
+
+
+def test_hamming_over_a_row_of_four_million_words(gpu, big_rng):
+    a = big_rng.integers(0, 2**32, size=4 << 20, dtype=np.uint32)
+    b = big_rng.integers(0, 2**32, size=4 << 20, dtype=np.uint32)
+    assert tb.hamming_distance(a, b, device=gpu) == tb.hamming_distance(a, b)
+    assert tb.hamming_distance(a, b, device=gpu) == np.bitwise_count(a ^ b).sum()
+
+
+def test_broadcast_inputs_on_gpu(gpu, big_rng):
+    a = np.broadcast_to(np.uint32(0xF0F0), (4,))
+    b = big_rng.integers(0, 2**32, size=4, dtype=np.uint32)
+    np.testing.assert_array_equal(tb.bitwise_and(a, b, device=gpu), a & b)
+    rows = np.broadcast_to(big_rng.integers(0, 256, size=(1, 16), dtype=np.uint8), (50, 16))
+    np.testing.assert_array_equal(tb.bitwise_xor_reduce(rows, axis=0, device=gpu),
+                                  np.bitwise_xor.reduce(rows, axis=0))
+    db = big_rng.integers(0, 256, size=(300, 16), dtype=np.uint8)
+    dg, ig = tb.knn(rows[:3], db, 5, device=gpu)
+    dc, ic = tb.knn(rows[:3], db, 5)
+    np.testing.assert_array_equal(dg, dc)
+    np.testing.assert_array_equal(ig, ic)
+
+
+def test_self_overlapping_out_is_refused_on_gpu_as_on_cpu():
+    a = np.arange(4, dtype=np.uint8)
+    base = np.zeros(4, np.uint8)
+    out = np.lib.stride_tricks.as_strided(base, shape=(4,), strides=(0,))
+    with pytest.raises(ValueError) as cpu:
+        tb.bitwise_not(a, out=out)
+    if has_gpu():
+        with pytest.raises(ValueError) as gpu:
+            tb.bitwise_not(a, out=out, device="gpu")
+        assert str(gpu.value) == str(cpu.value)
+    np.testing.assert_array_equal(base, 0)
+
