@@ -63,7 +63,8 @@ pub enum Layout {
     /// time.
     Pairwise,
     /// knn's first pass: one workgroup per row of `a` and tile of up to [`KNN_TILE`] rows of `b`,
-    /// whose distances are sorted in workgroup memory; the first k of each tile are kept.
+    /// whose distances are sorted in registers and merged in workgroup memory; the first k of each
+    /// tile are kept.
     Knn,
     /// A pairwise op over the rows' 32-bit words, for sums of a count that is the same at every
     /// width, when each row is a contiguous run of whole words: one workgroup per
@@ -144,8 +145,17 @@ pub const PAIR_WORDS_ROWS: u32 = 16;
 /// Words of the rows one workgroup of [`Layout::PairWords`] folds.
 pub const PAIR_WORDS_CHUNK: u32 = 512;
 
-/// The largest tile of rows of `b` that one knn workgroup sorts (a power of two).
-pub const KNN_TILE: u32 = 1024;
+/// The largest tile of rows of `b` that one knn workgroup sorts: 64 invocations of at most 8 rows
+/// (two buffers of its lists fill 8 KiB of workgroup memory).
+pub const KNN_TILE: u32 = 512;
+
+/// At most this many neighbours, knn's first pass keeps one sorted list per invocation (of up to
+/// [`KNN_LOCAL_ROWS`] rows) instead of sorting tiles in workgroup memory: no barrier, and rows
+/// are rejected by one comparison with the list's last entry.
+pub const KNN_LOCAL: u32 = 16;
+
+/// The most rows one invocation takes in knn's first pass with [`KNN_LOCAL`] or fewer neighbours.
+pub const KNN_LOCAL_ROWS: u32 = 256;
 
 /// Loop iterations each invocation of a knn tile may spend computing its rows' distances: the
 /// tile is made smaller for long rows so that rows x (elements + 1) stays under this.

@@ -5,8 +5,8 @@ use super::super::split::{Limits, Window};
 use super::TooLarge;
 use crate::MAX_RANK;
 use tensorbits_core::wgsl::{
-    Header, KNN_DISTANCE_STEPS, KNN_TILE, Layout, MODE_FINAL, MODE_PARTIAL, OUTPUT_SLOT, SLOTS,
-    WORKGROUP_SIZE, params_bytes,
+    Header, KNN_DISTANCE_STEPS, KNN_LOCAL, KNN_LOCAL_ROWS, KNN_TILE, Layout, MODE_FINAL,
+    MODE_PARTIAL, OUTPUT_SLOT, SLOTS, WORKGROUP_SIZE, params_bytes,
 };
 
 /// A knn over one batch index: `m` rows of `a` against `n` rows of `b` of `kdim` elements (or
@@ -72,32 +72,97 @@ fn window(offset: u64, first: u64, reach: u64, es: u64, lim: &Limits) -> (Window
     )
 }
 
-/// The rows of `b` each knn tile sorts for rows of `kdim` units: a power of two, at most
-/// [`KNN_TILE`], whose distances cost each invocation at most [`KNN_DISTANCE_STEPS`] iterations;
-/// `None` when even one row per invocation costs more.
+/// The rows of `b` each knn tile ranks for rows of `kdim` units: 64 times the rows each invocation
+/// takes, at most [`KNN_TILE`], whose distances cost each invocation at most
+/// [`KNN_DISTANCE_STEPS`] iterations, and no more than `n` needs; `None` when even one row per
+/// invocation costs more.
 pub fn knn_tile(kdim: u64, n: u64) -> Option<u64> {
     let wg = u64::from(WORKGROUP_SIZE);
-    let mut rows = u64::from(KNN_TILE) / wg;
-    while rows > 1 && rows * (kdim + 1) > KNN_DISTANCE_STEPS {
-        rows /= 2;
-    }
-    if rows * (kdim + 1) > KNN_DISTANCE_STEPS {
+    let most = u64::from(KNN_TILE) / wg;
+    let rows = (KNN_DISTANCE_STEPS / (kdim + 1)).min(most);
+    if rows == 0 {
         return None;
     }
-    Some((rows * wg).min(n.max(1).next_power_of_two()))
+    Some(rows.min(n.div_ceil(wg)).max(1) * wg)
 }
 
-/// Loop iterations of one invocation of a knn tile of `tile` rows of `kdim` units keeping `keep`.
-pub fn knn_tile_iterations(tile: u64, kdim: u64, keep: u64) -> u64 {
+/// Loop iterations of one invocation of a knn tile of `tile` rows of `kdim` units: its rows'
+/// distances and their insertion into its sorted list, publishing the list, six rounds of a binary
+/// search per entry, and the writes.
+pub fn knn_tile_iterations(tile: u64, kdim: u64) -> u64 {
     let wg = u64::from(WORKGROUP_SIZE);
-    let rows = tile.div_ceil(wg);
-    let lg = tile.max(1).ilog2() as u64;
-    // Distances; the sort's stages (each a loop over its compare-exchanges); the writes.
-    rows * (kdim + 1) + lg + lg * (lg + 1) / 2 * (1 + (tile / 2).div_ceil(wg)) + keep.div_ceil(wg)
+    let rows = tile / wg;
+    let search = u64::from(tile.ilog2()) + 2;
+    let rounds = u64::from(wg.ilog2());
+    rows * (kdim + 1) + rows * rows + rows + rounds * (1 + rows * (1 + search)) + rows
 }
 
 /// Loop iterations of one invocation of a knn merge: a binary search over at most 2^32 entries.
 pub const KNN_MERGE_ITERATIONS: u64 = 34;
+
+/// How a knn's first pass cuts the database: into `lists` sorted lists per row of `a` of up to
+/// `keep` entries, `rows` rows each (in the merges' terms), from dispatch units of `span` rows.
+#[derive(Clone, Copy, Debug)]
+struct Cut {
+    /// Invocation lists ([`KNN_LOCAL`] or fewer neighbours) or workgroup tiles.
+    local: bool,
+    /// Rows each invocation takes (local) or each tile sorts.
+    chunk: u64,
+    /// Rows of `b` one span covers: a tile, or a block of 64 invocations' lists.
+    span: u64,
+    spans: u64,
+    lists: u64,
+    keep: u64,
+    /// Rows per list, and the rows the merges see (lists padded to full length in local mode).
+    rows: u64,
+    n: u64,
+    iterations: u64,
+}
+
+fn cut(s: &KnnShape) -> Option<Cut> {
+    let wg = u64::from(WORKGROUP_SIZE);
+    if s.k <= u64::from(KNN_LOCAL) {
+        let rows = (KNN_DISTANCE_STEPS / (s.kdim + 1 + u64::from(KNN_LOCAL)))
+            .min(u64::from(KNN_LOCAL_ROWS))
+            .min(s.n.div_ceil(wg))
+            .max(1);
+        if rows * (s.kdim + 1 + u64::from(KNN_LOCAL)) > KNN_DISTANCE_STEPS {
+            return None;
+        }
+        let spans = s.n.div_ceil(wg * rows);
+        let keep = s.k.min(rows);
+        return Some(Cut {
+            local: true,
+            chunk: rows,
+            span: wg * rows,
+            spans,
+            lists: wg * spans,
+            keep,
+            rows,
+            n: wg * spans * rows,
+            iterations: knn_local_iterations(rows, s.kdim),
+        });
+    }
+    let tile = knn_tile(s.kdim, s.n)?;
+    let tiles = s.n.div_ceil(tile);
+    Some(Cut {
+        local: false,
+        chunk: tile,
+        span: tile,
+        spans: tiles,
+        lists: tiles,
+        keep: s.k.min(tile),
+        rows: tile,
+        n: s.n,
+        iterations: knn_tile_iterations(tile, s.kdim),
+    })
+}
+
+/// Loop iterations of one invocation of knn's first pass in local mode: `rows` rows of `kdim`
+/// units, each inserted into a list of at most [`KNN_LOCAL`], then the list written out.
+pub fn knn_local_iterations(rows: u64, kdim: u64) -> u64 {
+    rows * (kdim + 1 + u64::from(KNN_LOCAL)) + u64::from(KNN_LOCAL)
+}
 
 /// Plans a knn over one batch index.
 pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
@@ -107,12 +172,16 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
         what,
         bytes,
     };
-    let tile = knn_tile(s.kdim, s.n).ok_or_else(|| {
+    let c = cut(s).ok_or_else(|| {
+        let most = if s.k <= u64::from(KNN_LOCAL) {
+            KNN_DISTANCE_STEPS - 1 - u64::from(KNN_LOCAL)
+        } else {
+            KNN_DISTANCE_STEPS - 1
+        };
         too_large(
             format!(
-                "rows of {} elements (knn on the GPU compares rows of at most {})",
-                s.kdim,
-                KNN_DISTANCE_STEPS - 1
+                "rows of {} elements (knn on the GPU compares rows of at most {most})",
+                s.kdim
             ),
             s.kdim * s.elem,
         )
@@ -124,12 +193,11 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
             scratch: 0,
         });
     }
-    let keep = s.k.min(tile);
-    let tiles = s.n.div_ceil(tile);
+    let wg = u64::from(WORKGROUP_SIZE);
     // Bytes of one row's lists at the largest level: lists x entries (rounding up the lists can
     // make a later level larger than the first).
     let mut per_row = 0;
-    let (mut lists, mut rows) = (tiles, tile);
+    let (mut lists, mut rows) = (c.lists, c.rows);
     loop {
         per_row = per_row.max(lists * s.k.min(rows) * 8);
         if lists == 1 {
@@ -141,12 +209,12 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
     // Windows start up to an alignment before their first byte.
     let room = lim.max_binding.saturating_sub(lim.offset_align);
     let budget = KNN_SCRATCH.min(room);
-    let merged = tiles > 1;
+    let merged = c.lists > 1;
     if merged && per_row > room {
         return Err(too_large(
             format!(
-                "the partial lists of one row of ATensor ({tiles} tiles of {keep} entries; k = {})",
-                s.k
+                "the partial lists of one row of ATensor ({} lists of {} entries; k = {})",
+                c.lists, c.keep, s.k
             ),
             per_row,
         ));
@@ -172,7 +240,7 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
     };
     let mut batch = s.m.min(if merged { budget / per_row } else { s.m }).max(1);
     batch = batch.min((room / out_row).max(1));
-    // Each tile dispatch runs a workgroup per row of a at least.
+    // Each dispatch of the first pass runs a workgroup per row of a at least.
     batch = batch.min(u64::from(lim.max_groups).pow(2));
     while batch > 1 && a_row(batch) > room {
         batch = batch.div_ceil(2);
@@ -204,15 +272,15 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
         };
         let (wd, bd) = window(s.dist_offset, q0 * s.k, qn * s.k - 1, s.dist_bytes, lim);
         let (wi, bi) = window(s.idx_offset, q0 * s.k, qn * s.k - 1, 8, lim);
-        // Tile dispatches: ranges of tiles whose rows of b fit a binding.
+        // First-pass dispatches: ranges of spans whose rows of b fit a binding.
         let mut t0 = 0;
-        while t0 < tiles {
-            let mut tn = tiles - t0;
+        while t0 < c.spans {
+            let mut tn = c.spans - t0;
             let b_window = |tn: u64| {
-                let rows = (tn * tile).min(s.n - t0 * tile);
+                let rows = (tn * c.span).min(s.n - t0 * c.span);
                 window(
                     s.b_offset,
-                    t0 * tile * s.b_strides.0,
+                    t0 * c.span * s.b_strides.0,
                     (rows - 1) * s.b_strides.0 + s.kdim.saturating_sub(1) * s.b_strides.1,
                     s.elem,
                     lim,
@@ -224,7 +292,7 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
             let (wb, bb) = b_window(tn);
             if wb.size > lim.max_binding {
                 return Err(too_large(
-                    format!("a tile of {tile} rows of BTensor"),
+                    format!("a tile of {} rows of BTensor", c.span),
                     wb.size,
                 ));
             }
@@ -233,7 +301,7 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
             } else {
                 (wb, bb)
             };
-            let rows = (tn * tile).min(s.n - t0 * tile);
+            let rows = (tn * c.span).min(s.n - t0 * c.span);
             let mut base = [0u32; SLOTS];
             let mut strides = [[0u32; MAX_RANK]; SLOTS];
             base[0] = w(ba);
@@ -244,16 +312,30 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
             strides[1][..3].copy_from_slice(&[0, w(s.b_strides.0), w(s.b_strides.1)]);
             strides[KNN_INDICES][0] = w(s.k);
             strides[OUTPUT_SLOT][0] = w(s.k);
-            let header = Header {
-                count: w(qn * tn),
-                elements: w(s.k),
-                kept: 0,
-                chunk: w(tile),
-                mode: if merged { MODE_PARTIAL } else { MODE_FINAL },
-                slot_stride: w(keep),
-                extra: w(t0),
+            // Tiles: a workgroup each; local lists: an invocation each, 64 to a span.
+            let (units, per, first, here) = if c.local {
+                (qn * tn * wg, wg, t0 * wg, tn * wg)
+            } else {
+                (qn * tn, 1, t0, tn)
             };
-            let sizes = [w(qn), w(rows), w(s.kdim), w(tiles), 0, w(t0 * tile)];
+            let header = Header {
+                count: w(units),
+                elements: w(s.k),
+                kept: u32::from(c.local),
+                chunk: w(c.chunk),
+                mode: if merged { MODE_PARTIAL } else { MODE_FINAL },
+                slot_stride: w(c.keep),
+                extra: w(first),
+            };
+            let sizes = [
+                w(qn),
+                w(rows),
+                w(s.kdim),
+                w(c.lists),
+                0,
+                w(t0 * c.span),
+                w(here),
+            ];
             dispatches.push(KnnDispatch {
                 layout: Layout::Knn,
                 params: params_bytes(&header, &sizes, &base, &strides),
@@ -263,14 +345,14 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
                 idx: (!merged).then_some(wi),
                 read: None,
                 write: merged.then_some(0),
-                groups: groups(qn * tn, 1),
-                iterations: knn_tile_iterations(tile, s.kdim, keep),
+                groups: groups(units, per),
+                iterations: c.iterations,
             });
             t0 += tn;
         }
         // Merges: pairs of lists, until one is left.
-        let mut rows_per = tile;
-        let mut lists = tiles;
+        let mut rows_per = c.rows;
+        let mut lists = c.lists;
         let mut from = 0;
         while lists > 1 {
             let cap_in = s.k.min(rows_per);
@@ -285,8 +367,8 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
             strides[KNN_INDICES][0] = w(s.k);
             strides[OUTPUT_SLOT][0] = w(s.k);
             let sizes = [
-                w(s.n),
-                w(rows_per.min(s.n)),
+                w(c.n),
+                w(rows_per.min(c.n)),
                 w(cap_in),
                 w(cap_out),
                 w(lists),

@@ -238,7 +238,6 @@ fn knn_shape(m: u64, n: u64, kdim: u64, k: u64) -> KnnShape {
 /// each batch writes the outputs.
 fn check_knn(s: &KnnShape, lim: &Limits) {
     let p = plan_knn(s, lim).unwrap_or_else(|e| panic!("{s:?}: {e:?}"));
-    let tile = knn_tile(s.kdim, s.n).unwrap();
     let mut covered = 0u64;
     let mut finals = 0u64;
     for d in &p.dispatches {
@@ -255,19 +254,30 @@ fn check_knn(s: &KnnShape, lim: &Limits) {
         let (h, sizes) = decode(&d.params);
         match d.layout {
             Layout::Knn => {
-                assert_eq!(u64::from(h.chunk), tile);
-                let tiles_here = sizes[1].div_ceil(tile);
                 let rows_of_a = sizes[0];
-                assert_eq!(u64::from(h.count), rows_of_a * tiles_here);
+                let keep = u64::from(h.slot_stride);
+                // Units and lists of the dispatch: tiles (a workgroup each) or, in local mode, 64
+                // invocations' lists to a span.
+                let (here, units) = if h.kept == 1 {
+                    (sizes[6], rows_of_a * sizes[6])
+                } else {
+                    let tiles = sizes[1].div_ceil(u64::from(h.chunk));
+                    assert_eq!(u64::from(h.chunk), knn_tile(s.kdim, s.n).unwrap());
+                    (tiles, rows_of_a * tiles)
+                };
+                assert_eq!(u64::from(h.count), units);
+                assert!(keep <= s.k);
                 covered += rows_of_a * sizes[1];
                 if h.mode == MODE_PARTIAL {
-                    // The last entry written: row rows_of_a - 1, tile extra + tiles_here - 1.
-                    let end =
-                        ((sizes[4] + rows_of_a - 1) * sizes[3] + u64::from(h.extra) + tiles_here
-                            - 1)
-                            * u64::from(h.slot_stride)
-                            + u64::from(h.slot_stride);
-                    assert!(end * 8 <= p.scratch, "{s:?}: tile writes past the lists");
+                    // The last entry written: the last row's last list.
+                    let end = ((sizes[4] + rows_of_a - 1) * sizes[3] + u64::from(h.extra) + here
+                        - 1)
+                        * keep
+                        + keep;
+                    assert!(
+                        end * 8 <= p.scratch,
+                        "{s:?}: the first pass writes past the lists"
+                    );
                 } else {
                     finals += rows_of_a;
                 }
@@ -348,7 +358,13 @@ fn knn_splits_past_tiny_limits() {
 #[test]
 fn rows_too_long_for_a_tile_are_an_error() {
     let e = plan_knn(&knn_shape(1, 10, 9000, 1), &LAVAPIPE).unwrap_err();
+    assert!(e.what.contains("at most 8175"), "{e:?}");
+    let e = plan_knn(&knn_shape(1, 100, 9000, 20), &LAVAPIPE).unwrap_err();
     assert!(e.what.contains("at most 8191"), "{e:?}");
-    assert_eq!(knn_tile(8191, 10), Some(16));
+    assert_eq!(knn_tile(8191, 10), Some(64));
+    assert_eq!(knn_tile(8191, 100_000), Some(64));
+    assert_eq!(knn_tile(1200, 100_000), Some(6 * 64));
+    assert_eq!(knn_tile(8, 100), Some(128));
+    assert_eq!(knn_tile(8, 100_000), Some(512));
     assert_eq!(knn_tile(8, 1_000_000), Some(u64::from(KNN_TILE)));
 }
