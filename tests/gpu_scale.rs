@@ -56,7 +56,7 @@ fn knn_over_a_million_32_byte_codes() {
 
 #[test]
 fn knn_over_a_million_8_byte_codes() {
-    knn_case(1_000_000, 8, 3, &[1, 10, 17, 100], 12);
+    knn_case(1_000_000, 8, 3, &[1, 10, 17, 32, 33, 100], 12);
 }
 
 /// More than 128 MiB of codes: the database is split over several bindings.

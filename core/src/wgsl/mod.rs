@@ -152,7 +152,7 @@ pub const KNN_TILE: u32 = 512;
 /// At most this many neighbours, knn's first pass keeps one sorted list per invocation (of up to
 /// [`KNN_LOCAL_ROWS`] rows) instead of sorting tiles in workgroup memory: no barrier, and rows
 /// are rejected by one comparison with the list's last entry.
-pub const KNN_LOCAL: u32 = 16;
+pub const KNN_LOCAL: u32 = 32;
 
 /// The most rows one invocation takes in knn's first pass with [`KNN_LOCAL`] or fewer neighbours.
 pub const KNN_LOCAL_ROWS: u32 = 256;
