@@ -1147,8 +1147,9 @@ fn reductions_and_knn_end_to_end() {
 }
 
 /// At sizes past the GPU's old limits, `--device gpu` writes the same files as `--device cpu`:
-/// knn over a million 8-byte codes for k = 1 and 17, an xor reduction over 70,000 rows along axis
-/// 0, and a bit-count sum over 5M elements.
+/// knn over a million 8-byte codes for k = 1, 10, 17 and 100, over all ties with k = N/2 and over
+/// more than 128 MiB of codes, an xor reduction over 70,000 rows along axis 0, and a bit-count sum
+/// over 5M elements.
 #[test]
 fn gpu_files_match_the_cpu_at_scale() {
     if common::gpu::gpu().is_none() {
@@ -1219,10 +1220,48 @@ fn gpu_files_match_the_cpu_at_scale() {
         }
         assert!(files[0] == files[1], "{args:?}: the GPU's files differ");
     };
-    for k in ["1", "17"] {
+    for k in ["1", "10", "17", "100"] {
         let (q, db) = (f("q.npy"), f("db.npy"));
         both(&["knn", p(&q), p(&db), "-k", k], &["i.npy", "d.npy"]);
     }
+    // All ties: every code equal, half the database asked for.
+    write_npy(
+        &f("ties.npy"),
+        DataType::U8,
+        &[20_000, bytes],
+        &vec![0x3C; 20_000 * bytes],
+        false,
+        false,
+        1,
+    );
+    let (q, ties) = (f("q.npy"), f("ties.npy"));
+    both(
+        &["knn", p(&q), p(&ties), "-k", "10000"],
+        &["i.npy", "d.npy"],
+    );
+    // More than 128 MiB of 32-byte codes: split over several bindings.
+    let big = (130 << 20) / 32;
+    write_npy(
+        &f("big.npy"),
+        DataType::U8,
+        &[big, 32],
+        &random_bytes(&mut rng, DataType::U8, big * 32),
+        false,
+        false,
+        1,
+    );
+    write_npy(
+        &f("q32.npy"),
+        DataType::U8,
+        &[2, 32],
+        &random_bytes(&mut rng, DataType::U8, 64),
+        false,
+        false,
+        1,
+    );
+    let (q32, bigf) = (f("q32.npy"), f("big.npy"));
+    both(&["knn", p(&q32), p(&bigf), "-k", "5"], &["i.npy", "d.npy"]);
+    std::fs::remove_file(&bigf).ok();
     let rows = f("rows.npy");
     both(&["run", "xor_reduce", p(&rows), "--axes", "0"], &["x.npy"]);
     let long = f("long.npy");

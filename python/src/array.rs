@@ -163,7 +163,11 @@ impl Arr {
         if is_packed {
             Ok(d)
         } else {
-            d.with_strides(s).map_err(py_err)
+            // The total size is what the elements span (rounded to 4 bytes), not the packed
+            // size: a broadcast (stride 0) input is as small in a GPU buffer as in memory.
+            let d = d.with_strides(s).map_err(py_err)?;
+            let span = d.required_bytes("tensor").map_err(py_err)?;
+            Ok(d.with_total_bytes(span))
         }
     }
 

@@ -1,6 +1,7 @@
 """device="gpu" at the sizes users have gives the CPU's bytes: knn over a million codes, reductions
-over millions of elements and 70,000 rows, a Hamming row of 4M words, broadcast (stride-0) inputs,
-and a self-overlapping out= refused as on the CPU. Each case is past a limit the GPU meets (lavapipe
+over millions of elements and 70,000 rows, more than 128 MiB of codes, a Hamming row of 4M words,
+broadcast (stride-0) inputs, a self-overlapping out= refused as on the CPU, and a device failure
+that leaves out= untouched. Each case is past a limit the GPU meets (lavapipe
 ends an invocation after 65,535 loop iterations)."""
 import numpy as np
 import pytest
@@ -25,6 +26,15 @@ def test_knn_over_a_million_codes(gpu, big_rng, code_bytes):
         np.testing.assert_array_equal(dg, dc)
         np.testing.assert_array_equal(ig, ic)
     assert ig[0, 0] == 123_457 or dg[0, 0] < 1
+
+
+def test_knn_over_more_than_128_mib_of_codes(gpu, big_rng):
+    db = big_rng.integers(0, 256, size=((130 << 20) // 32, 32), dtype=np.uint8)
+    q = big_rng.integers(0, 256, size=(2, 32), dtype=np.uint8)
+    dg, ig = tb.knn(q, db, 5, device=gpu)
+    dc, ic = tb.knn(q, db, 5)
+    np.testing.assert_array_equal(dg, dc)
+    np.testing.assert_array_equal(ig, ic)
 
 
 def test_knn_of_all_ties(gpu):
@@ -87,3 +97,17 @@ def test_self_overlapping_out_is_refused_on_gpu_as_on_cpu():
         assert str(gpu.value) == str(cpu.value)
     np.testing.assert_array_equal(base, 0)
 
+
+
+def test_a_gpu_failure_leaves_out_untouched(gpu):
+    # 3 GiB of output, past lavapipe's max_buffer_size (2 GiB); np.zeros maps zero pages lazily
+    # and the input is one broadcast byte, so the host holds only what is touched here.
+    n = 3 << 30
+    x = np.broadcast_to(np.uint8(1), (n,))
+    out = np.zeros(n, np.uint8)
+    out[:4] = 7
+    out[-4:] = 7
+    with pytest.raises(RuntimeError, match="max_buffer_size"):
+        tb.bitwise_not(x, out=out, device=gpu)
+    assert (out[:4] == 7).all() and (out[-4:] == 7).all()
+    assert not out[4:4096].any() and not out[-4096:-4].any()

@@ -327,7 +327,22 @@ fn knn_for_every_k_up_to_n_is_bounded() {
         (100_000, 8191),
         (300, 600),
     ] {
-        let mut ks = vec![1, 2, 10, 16, 17, 32, 33, 100, 511, 512, 513, n / 2, n - 1, n];
+        let mut ks = vec![
+            1,
+            2,
+            10,
+            16,
+            17,
+            32,
+            33,
+            100,
+            511,
+            512,
+            513,
+            n / 2,
+            n - 1,
+            n,
+        ];
         ks.retain(|&k| k >= 1 && k <= n);
         for k in ks {
             let m = if n * k > 1 << 28 { 1 } else { 3 };
