@@ -235,3 +235,22 @@ fn reductions_over_more_than_128_mib() {
     let cpu = ops::BitOrReduce::run_on(&Target::Cpu, &axis0, &x2).unwrap();
     assert_eq!(gpu.data(), cpu.data(), "or");
 }
+
+/// Reduced axes that do not collapse into one (0 and 2 of three): each element's place is decoded
+/// over both, and each output's 90,000 elements are folded in several chunks and merged.
+#[test]
+fn reductions_over_two_axes_that_do_not_collapse() {
+    let Some(g) = gpu::gpu() else { return };
+    let t = Target::Gpu(g);
+    let x = Tensor::from_vec(random_bytes(300 * 70 * 300, 61), &[300, 70, 300]).unwrap();
+    for axes in [[0i64, 2], [0, 1]] {
+        let opts = Options::new().axes(tensorbits::Axes::new(&axes).unwrap());
+        let o32 = opts.output::<u32>();
+        let gpu = ops::BitCountSum::run_on(&t, &o32, &x).unwrap();
+        let cpu = ops::BitCountSum::run_on(&Target::Cpu, &o32, &x).unwrap();
+        assert_eq!(gpu.data(), cpu.data(), "sum over {axes:?}");
+        let gpu = ops::BitXorReduce::run_on(&t, &opts, &x).unwrap();
+        let cpu = ops::BitXorReduce::run_on(&Target::Cpu, &opts, &x).unwrap();
+        assert_eq!(gpu.data(), cpu.data(), "xor over {axes:?}");
+    }
+}
