@@ -1,21 +1,26 @@
-//! knn over a pairwise sum: [`Layout::Knn`] (or [`Layout::KnnWords`]) computes the distances of a
-//! tile of up to [`KNN_TILE`] rows of `b` to one row of `a`, sorts them by (distance, index) in
-//! workgroup memory, and keeps the first k; [`Layout::KnnMerge`] merges pairs of those sorted
-//! lists, pass after pass, until one list of k is left per row of `a`. Every entry's place in a
+//! knn over a pairwise sum, in sorted lists of `(distance, index)` per row of `a`. The first pass
+//! ([`Layout::Knn`], or [`Layout::KnnWords`] over whole words) makes them: with at most
+//! [`KNN_LOCAL`] neighbours each invocation keeps the best of its rows in its own sorted list (no
+//! barrier; a row is rejected by one comparison with the list's last entry); with more, a workgroup
+//! sorts a tile of up to [`KNN_TILE`] rows (each invocation's rows in registers, then six pairwise
+//! merge rounds in workgroup memory) and keeps the first k. [`Layout::KnnMerge`] then merges pairs
+//! of lists, pass after pass, until one list of k is left per row of `a`. Every entry's place in a
 //! merged list is its place in its own list plus the entries of the other list before it, found by
 //! a binary search, so ties go to the lower index exactly as on the CPU.
 //!
 //! Both read the uniform block as follows. Slots: `0` is `a`, `1` is `b`, `2` the indices (in
 //! `i64`s) and [`OUTPUT_SLOT`] the distances, each output's stride 0 being its row stride.
 //!
-//! - First pass: `count` workgroups (rows of `a` x tiles), or in local mode (`kept` 1, at most
-//!   [`KNN_LOCAL`] neighbours) invocations (rows of `a` x lists); `chunk` the tile's rows (64 per
-//!   invocation's rows, at most [`KNN_TILE`]) or each invocation's;
-//!   `slot_stride` the entries each tile keeps; `extra` the first tile of the dispatch; `sizes` =
-//!   `[rows of a, rows of b from the dispatch's first, K, tiles per row of a, the dispatch's first
-//!   row of a in the scratch lists, the global index of the dispatch's first row of b]`.
-//! - Merge: `count` invocations in all, from `extra` in this dispatch; `sizes` = `[N, rows per input list, entries per input list,
-//!   entries per output list, input lists, output lists]` per row of `a`.
+//! - First pass: `count` workgroups (rows of `a` x tiles), or in local mode (`kept` 1)
+//!   invocations (rows of `a` x lists); `chunk` the tile's rows (64 times each invocation's, at
+//!   most [`KNN_TILE`]) or each invocation's rows; `slot_stride` the entries each list keeps;
+//!   `extra` the dispatch's first tile (or list); `sizes` = `[rows of a, rows of b from the
+//!   dispatch's first, K, lists per row of a, the dispatch's first row of a in the scratch lists,
+//!   the global index of the dispatch's first row of b, lists in the dispatch (local mode)]`.
+//! - Merge: `count` invocations in all, from `extra` in this dispatch; `sizes` = `[N, rows per
+//!   input list, entries per input list, entries per output list, input lists, output lists]` per
+//!   row of `a`. In local mode lists are padded to their full length with `(all ones, all ones)`,
+//!   which sorts after every real entry, and N counts the padding.
 //!
 //! Lists live in a scratch buffer of `(distance, index)` pairs of `u32`, list `l` of row `q` at entry
 //! `(q * lists + l) * entries`.

@@ -62,9 +62,10 @@ pub enum Layout {
     /// elements of the rows, rows of both inputs staged in workgroup memory eight elements at a
     /// time.
     Pairwise,
-    /// knn's first pass: one workgroup per row of `a` and tile of up to [`KNN_TILE`] rows of `b`,
-    /// whose distances are sorted in registers and merged in workgroup memory; the first k of each
-    /// tile are kept.
+    /// knn's first pass: with at most [`KNN_LOCAL`] neighbours, one sorted list per invocation over
+    /// its rows of `b`; with more, one workgroup per row of `a` and tile of up to [`KNN_TILE`] rows
+    /// of `b`, sorted in registers and merged in workgroup memory. The first k of each list are
+    /// kept.
     Knn,
     /// A pairwise op over the rows' 32-bit words, for sums of a count that is the same at every
     /// width, when each row is a contiguous run of whole words: one workgroup per
