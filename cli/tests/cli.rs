@@ -1148,8 +1148,8 @@ fn reductions_and_knn_end_to_end() {
 
 /// At sizes past the GPU's old limits, `--device gpu` writes the same files as `--device cpu`:
 /// knn over a million 8-byte codes for k = 1, 10, 17 and 100, over all ties with k = N/2 and over
-/// more than 128 MiB of codes, an xor reduction over 70,000 rows along axis 0, and a bit-count sum
-/// over 5M elements.
+/// more than 128 MiB of codes, the four reductions over 70,000 rows along axis 0, a bit-count sum
+/// over 5M elements, and a Hamming distance over a row of 4M words.
 #[test]
 fn gpu_files_match_the_cpu_at_scale() {
     if common::gpu::gpu().is_none() {
@@ -1263,7 +1263,35 @@ fn gpu_files_match_the_cpu_at_scale() {
     both(&["knn", p(&q32), p(&bigf), "-k", "5"], &["i.npy", "d.npy"]);
     std::fs::remove_file(&bigf).ok();
     let rows = f("rows.npy");
-    both(&["run", "xor_reduce", p(&rows), "--axes", "0"], &["x.npy"]);
+    for op in ["xor_reduce", "and_reduce", "or_reduce"] {
+        both(&["run", op, p(&rows), "--axes", "0"], &["x.npy"]);
+    }
+    both(
+        &[
+            "run",
+            "popcount_sum",
+            p(&rows),
+            "--axes",
+            "0",
+            "--out-dtype",
+            "u32",
+        ],
+        &["x.npy"],
+    );
+    // A Hamming distance over one row of 4M words.
+    for name in ["ha.npy", "hb.npy"] {
+        write_npy(
+            &f(name),
+            DataType::U32,
+            &[1, 4 << 20],
+            &random_bytes(&mut rng, DataType::U32, 4 << 20),
+            false,
+            false,
+            1,
+        );
+    }
+    let (ha, hb) = (f("ha.npy"), f("hb.npy"));
+    both(&["run", "hamming", p(&ha), p(&hb)], &["h.npy"]);
     let long = f("long.npy");
     both(
         &["run", "popcount_sum", p(&long), "--out-dtype", "u32"],
