@@ -106,3 +106,34 @@ fn transposed_output_is_scattered() {
         }
     }
 }
+
+/// A pairwise op packs a strided input's rows; a broadcast input of rows of 2^40 bytes (one byte of
+/// memory) would need 2 TiB for that copy, which is an `AllocationFailed` error, never an abort,
+/// and leaves the output untouched.
+#[test]
+fn a_packed_copy_that_cannot_be_had_is_an_error() {
+    use tensorbits::ops::HammingCdist;
+    let one = [0x5Au8];
+    let k = 1usize << 40;
+    let a = TensorView::with_strides(&one, &[2, k], &[0, 0]).unwrap();
+    let o64 = Options::new().output::<u64>();
+    let e = HammingCdist::run_with(&o64, a, a).unwrap_err();
+    assert!(
+        matches!(e, tensorbits::Error::AllocationFailed { .. }),
+        "{e}"
+    );
+    let e = HammingCdist::knn_with(&o64, a, a, 1).unwrap_err();
+    assert!(
+        matches!(e, tensorbits::Error::AllocationFailed { .. }),
+        "{e}"
+    );
+    let mut out = vec![7u64; 4];
+    let e = HammingCdist::run_into(
+        &Options::new(),
+        a,
+        a,
+        TensorViewMut::new(&mut out, &[2, 2]).unwrap(),
+    );
+    assert!(e.is_err());
+    assert_eq!(out, [7; 4], "nothing written");
+}

@@ -29,7 +29,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 9)]
     pub runs: usize,
     /// For a reduction: the axes to reduce (default: the op's own).
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub axes: Option<Vec<i64>>,
     /// For a pairwise sum op: time knn with this k instead of the full distance matrix.
     #[arg(long, value_name = "K")]

@@ -48,6 +48,25 @@ pub fn clean_up_on_signals() {
 
 impl Output {
     /// Resolves `path` before any work is done, so a path that cannot be written fails early.
+    /// Whether two outputs are one file: their paths after links, with folders compared as the
+    /// system names them (`a/x.npy` and `./a/../a/x.npy` are one file).
+    pub fn same_file(&self, other: &Output) -> bool {
+        let key = |p: &Path| {
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+            let dir = dir.unwrap_or(Path::new(".")).canonicalize().ok()?;
+            Some((dir, p.file_name()?.to_owned()))
+        };
+        match (key(&self.target), key(&other.target)) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.target == other.target,
+        }
+    }
+
+    /// What the user named.
+    pub fn shown(&self) -> &Path {
+        &self.shown
+    }
+
     pub fn resolve(path: &Path) -> Result<Output, Fail> {
         let shown = path.to_path_buf();
         let fail = |why: String| Fail::input(format!("cannot write {}: {why}", path.display()));

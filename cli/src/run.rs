@@ -73,10 +73,11 @@ pub struct RunArgs {
     pub direction: Option<Direction>,
     /// For a reduction: the axes to reduce, comma-separated, negative ones from the end (default:
     /// the op's own, all axes unless it names some).
+    // Values may start with a hyphen: `--axes -1,0` is a list, not a flag.
     #[arg(
         long,
         value_delimiter = ',',
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         value_name = "AXES"
     )]
     pub axes: Option<Vec<i64>>,
@@ -246,6 +247,15 @@ pub fn knn(a: KnnArgs) -> Result<(), Fail> {
     let level = level(&a.level)?;
     let indices_out = Output::resolve(&a.output)?;
     let distances_out = a.distances.as_deref().map(Output::resolve).transpose()?;
+    if let Some(d) = &distances_out
+        && d.same_file(&indices_out)
+    {
+        return Err(Fail::input(format!(
+            "-o and --distances both name {}: knn writes two arrays, the indices and the \
+             distances, and needs a file for each",
+            d.shown().display()
+        )));
+    }
     let arrays = [npy::read(&a.a)?, npy::read(&a.b)?];
     let call = Call::at(level);
     let out_dt = out_dtype(op, a.out_dtype.as_deref(), arrays[0].desc.data_type())?;

@@ -1298,3 +1298,88 @@ fn gpu_files_match_the_cpu_at_scale() {
         &["s.npy"],
     );
 }
+
+/// Lists and values that start with a minus sign are values, not flags (`--axes -1,0`, the help's
+/// own example, `--axes -1`, `--axis -1`); and knn refuses one path for its two outputs, however it
+/// is spelled, instead of losing the indices.
+#[test]
+fn negative_lists_and_one_path_for_two_outputs() {
+    let f = |name: &str| tmp(&format!("neg_{name}"));
+    let x = f("x.npy");
+    write_npy(
+        &x,
+        DataType::U8,
+        &[2, 3],
+        &[1, 2, 4, 7, 7, 7],
+        false,
+        false,
+        1,
+    );
+    let (o1, o2) = (f("o1.npy"), f("o2.npy"));
+    for (spelled, same) in [("-1,0", "0,1"), ("-1", "1"), ("-2", "0")] {
+        let r = run(&["run", "xor_reduce", p(&x), "-o", p(&o1), "--axes", spelled]);
+        assert!(
+            r.status.success(),
+            "{spelled}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let r = run(&["run", "xor_reduce", p(&x), "-o", p(&o2), "--axes", same]);
+        assert!(r.status.success());
+        assert_eq!(
+            read_npy(&o1),
+            read_npy(&o2),
+            "--axes {spelled} against {same}"
+        );
+    }
+    assert_eq!(read_npy(&o1).2, [6, 5, 3]);
+    let y = f("y.npy");
+    write_npy(&y, DataType::U8, &[3], &[1, 2, 4], false, false, 1);
+    let r = run(&[
+        "run",
+        "xor",
+        p(&x),
+        p(&y),
+        "-o",
+        p(&o1),
+        "--broadcast",
+        "pdpd",
+        "--axis",
+        "-1",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(read_npy(&o1).2, [0, 0, 0, 6, 5, 3]);
+    // One file for the indices and the distances, spelled the same or not.
+    let out = f("both.npy");
+    fails(
+        &[
+            "knn",
+            p(&x),
+            p(&x),
+            "-k",
+            "1",
+            "-o",
+            p(&out),
+            "--distances",
+            p(&out),
+        ],
+        &out,
+        "both name",
+    );
+    let dir = out.parent().unwrap();
+    let other = dir.join(".").join(out.file_name().unwrap());
+    fails(
+        &[
+            "knn",
+            p(&x),
+            p(&x),
+            "-k",
+            "1",
+            "-o",
+            p(&out),
+            "--distances",
+            p(&other),
+        ],
+        &out,
+        "both name",
+    );
+}

@@ -7,7 +7,7 @@
 //! memory overlaps the output is copied first, unless it is exactly the output and the op runs in
 //! place on it.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use tensorbits::{DataType, Dims, OpInfo, Orientation, SignedLayout, TensorDesc};
 
@@ -230,11 +230,17 @@ impl Arr {
         (lo, hi + self.item)
     }
 
+    /// Whether `o` is this array, element for element, in a layout a description expresses (so
+    /// that an op may run in place on it). Two layouts that no description expresses (unaligned,
+    /// or with a byte stride that is not a whole number of elements) are never the same: the
+    /// output of such a call is a temporary, which an input cannot stand for.
     fn same_as(&self, o: &Arr) -> bool {
+        let mine = self.element_strides(0);
         self.addr == o.addr
             && self.dtype == o.dtype
             && self.shape == o.shape
-            && self.element_strides(0) == o.element_strides(0)
+            && mine.is_some()
+            && mine == o.element_strides(0)
     }
 
     fn overlaps(&self, o: &Arr) -> bool {
@@ -276,7 +282,7 @@ impl Arr {
         let mut words = Vec::new();
         words
             .try_reserve_exact(bytes.div_ceil(8))
-            .map_err(|_| PyValueError::new_err(format!("cannot allocate {bytes} bytes")))?;
+            .map_err(|_| PyMemoryError::new_err(format!("cannot allocate {bytes} bytes")))?;
         words.resize(bytes.div_ceil(8), 0);
         let dst: &mut [u8] = bytemuck_bytes_mut(&mut words);
         let mut at = 0;
@@ -309,7 +315,7 @@ impl Arr {
                 let n = desc.total_bytes().div_ceil(8);
                 let mut v = Vec::new();
                 v.try_reserve_exact(n).map_err(|_| {
-                    PyValueError::new_err(format!("cannot allocate {} bytes", n * 8))
+                    PyMemoryError::new_err(format!("cannot allocate {} bytes", n * 8))
                 })?;
                 v.resize(n, 0);
                 (desc, Some(v))

@@ -10,7 +10,7 @@ mod array;
 use std::sync::OnceLock;
 
 use array::{Arr, Buffers};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use tensorbits::{
@@ -28,8 +28,9 @@ pub(crate) fn py_err(e: Error) -> PyErr {
         Error::NoGpu { .. }
         | Error::Gpu { .. }
         | Error::GpuUnsupported { .. }
-        | Error::GpuBuffer { .. }
-        | Error::AllocationFailed { .. } => PyRuntimeError::new_err(msg),
+        | Error::GpuBuffer { .. } => PyRuntimeError::new_err(msg),
+        // As numpy's failed allocations: memory that cannot be had, on the host or the device.
+        Error::AllocationFailed { .. } => PyMemoryError::new_err(msg),
         _ => PyValueError::new_err(msg),
     }
 }

@@ -120,7 +120,15 @@ def _inputs(xs, names):
             if isinstance(x, (bool, int, float)):
                 arrays[i] = _scalar(x, ref.dtype, names[i]) if ref is not None else np.asarray(x)
             elif isinstance(x, (list, tuple)):
-                arrays[i] = np.asarray(x, dtype=ref.dtype if ref is not None else None)
+                raw = np.asarray(x)
+                # Floats are not truncated into an integer dtype: numpy refuses them too.
+                if ref is not None and raw.dtype.kind in "fc" and ref.dtype.kind not in "fc":
+                    raise TypeError(
+                        f"{names[i]}: a list of {raw.dtype} does not take the dtype {ref.dtype} "
+                        f"without losing its values; convert it with np.asarray(..., "
+                        f"dtype=np.{ref.dtype}) if that is meant"
+                    )
+                arrays[i] = np.asarray(x, dtype=ref.dtype) if ref is not None else raw
             else:
                 raise TypeError(
                     f"{names[i]}: expected a numpy array, an object with __dlpack__ or a "

@@ -144,8 +144,7 @@ impl Compiled {
             _ => InputBuffer::Output,
         });
         let k = self.kernels.kernels();
-        cpu::execute(&self.plan, &srcs[..inputs.len()], out, &k);
-        Ok(())
+        cpu::execute(&self.plan, &srcs[..inputs.len()], out, &k)
     }
 
     #[cold]

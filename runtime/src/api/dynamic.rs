@@ -127,8 +127,7 @@ pub fn execute(
         len: output.len(),
     };
     let (_, end) = check_place(output_desc, "OutputTensor", place)?;
-    cpu::execute(&plan, &srcs, &mut output[..end as usize], &ks.kernels());
-    Ok(())
+    cpu::execute(&plan, &srcs, &mut output[..end as usize], &ks.kernels())
 }
 
 /// Runs `op` on tensors that all live in one buffer, as a framework's memory arena or a GPU buffer
@@ -177,8 +176,7 @@ pub fn execute_in_buffer(
             Some(_) => InputBuffer::Bytes(&[]),
         })
         .collect();
-    cpu::execute(&plan, &srcs, out, &ks.kernels());
-    Ok(())
+    cpu::execute(&plan, &srcs, out, &ks.kernels())
 }
 
 /// For each row of `a` (`inputs[0]`, `[..., M, K]`), the `k` rows of `b` (`inputs[1]`,
@@ -245,7 +243,7 @@ pub fn knn(
             op: op.name(),
             what: "has no pair kernel",
         })?,
-    );
+    )?;
     write_knn(&lists, k, (dist_desc, dist_out), (idx_desc, idx_out));
     Ok(())
 }

@@ -352,7 +352,7 @@ pub fn reduce_new<T: Element, O: Element, const N: usize>(
     let plan = validate::validate_new_output(op, call, &refs, O::DATA_TYPE)?;
     let srcs: [InputBuffer<'_>; N] = std::array::from_fn(|k| InputBuffer::Bytes(bytes(&inputs[k])));
     let mut out = crate::alloc::zeroed_vec(plan.count, "OutputTensor")?;
-    O::with_bytes_mut(&mut out, |b| cpu::execute(&plan, &srcs, b, kernels));
+    O::with_bytes_mut(&mut out, |b| cpu::execute(&plan, &srcs, b, kernels))?;
     Ok(Tensor::from_checked(out, plan.out_shape))
 }
 
@@ -369,8 +369,7 @@ pub fn reduce_into<T: Element, O: Element, const N: usize>(
     let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
     let plan = validate::validate(op, call, &refs, &out.desc())?;
     let srcs: [InputBuffer<'_>; N] = std::array::from_fn(|k| InputBuffer::Bytes(bytes(&inputs[k])));
-    O::with_bytes_mut(out.data_mut(), |b| cpu::execute(&plan, &srcs, b, kernels));
-    Ok(())
+    O::with_bytes_mut(out.data_mut(), |b| cpu::execute(&plan, &srcs, b, kernels))
 }
 
 /// For each row of `a`, the `k` nearest rows of `b` under a pairwise sum op: distances of `D` and
@@ -392,7 +391,7 @@ pub fn knn_new<T: Element, D: Element>(
             what: "has no pair kernel",
         });
     };
-    let lists = cpu::pair::knn(&plan, &srcs, k, pair);
+    let lists = cpu::pair::knn(&plan, &srcs, k, pair)?;
     let mut dist = crate::alloc::zeroed_vec::<D>(plan.count, "distances")?;
     let mut idx = crate::alloc::zeroed_vec::<i64>(plan.count, "indices")?;
     let dd = TensorDesc::from_parts(D::DATA_TYPE, plan.out_shape, None);

@@ -195,16 +195,18 @@ pub struct Kernels<'k> {
     pub fold: Option<reduce::Fold<'k>>,
 }
 
-/// Runs a validated plan of any kind: element-wise, reduction or pairwise.
+/// Runs a validated plan of any kind: element-wise, reduction or pairwise. The only error is memory
+/// a pairwise op's packed copy of a strided input cannot have, found before anything is written.
 pub(crate) fn execute(
     plan: &crate::Plan,
     inputs: &[crate::InputBuffer<'_>],
     out: &mut [u8],
     k: &Kernels<'_>,
-) {
+) -> crate::Result<()> {
     match (plan.reduce, k.pair) {
         (None, _) => walk::run(plan, inputs, out, k.map),
-        (Some(_), Some(p)) if plan.pairwise => pair::run(plan, inputs, out, p),
+        (Some(_), Some(p)) if plan.pairwise => return pair::run(plan, inputs, out, p),
         (Some(_), _) => reduce::run(plan, inputs, out, k.map, k.fold),
     }
+    Ok(())
 }

@@ -16,6 +16,7 @@ use super::reduce::{write_elem, write_run};
 use super::{PARALLEL_BYTES, simd};
 use crate::MAX_RANK;
 use crate::element::{WideExpr, Word};
+use crate::error::Result;
 use crate::op::{InputBuffer, PairTask, Plan, ReduceOp};
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
@@ -329,32 +330,39 @@ fn rows<'a>(
     k: usize,
     ks: usize,
     es: usize,
-) -> Rows<'a> {
+) -> Result<Rows<'a>> {
     if ks == 1 || k <= 1 {
         let start = (base * es).min(src.len());
-        return Rows {
+        return Ok(Rows {
             bytes: std::borrow::Cow::Borrowed(&src[start..]),
             stride: row_stride * es,
-        };
+        });
     }
-    let mut packed = vec![0u8; n * k * es];
+    // A strided input (a broadcast one, with zero strides, included) may be much smaller than its
+    // packed copy: memory that cannot be had is an error, not an abort.
+    let bytes = n
+        .checked_mul(k)
+        .and_then(|v| v.checked_mul(es))
+        .unwrap_or(usize::MAX);
+    let mut packed = crate::alloc::zeroed_vec::<u8>(bytes, "a packed copy of a pairwise input")?;
     for r in 0..n {
         for e in 0..k {
             let at = (base + r * row_stride + e * ks) * es;
             packed[(r * k + e) * es..(r * k + e + 1) * es].copy_from_slice(&src[at..at + es]);
         }
     }
-    Rows {
+    Ok(Rows {
         bytes: std::borrow::Cow::Owned(packed),
         stride: k * es,
-    }
+    })
 }
 
 /// `b`'s rows packed for the wide path: per block of eight rows, each of the first `ww` words of
 /// the eight rows in turn; missing rows are zero.
-fn pack(b: &Rows<'_>, n: usize, ww: usize) -> Vec<u64> {
+fn pack(b: &Rows<'_>, n: usize, ww: usize) -> Result<Vec<u64>> {
     let blocks = n.div_ceil(8);
-    let mut p = vec![0u64; blocks * ww * 8];
+    let words = blocks.saturating_mul(ww * 8);
+    let mut p = crate::alloc::zeroed_vec::<u64>(words, "a packed copy of a pairwise input")?;
     // Block `blk`: row `8 * blk + c` goes to lane `c` of each of its words.
     let one = |(blk, d): (usize, &mut [u64])| {
         for c in 0..8.min(n - blk * 8) {
@@ -371,7 +379,7 @@ fn pack(b: &Rows<'_>, n: usize, ww: usize) -> Vec<u64> {
     } else {
         p.chunks_exact_mut(ww * 8).enumerate().for_each(one);
     }
-    p
+    Ok(p)
 }
 
 /// One batch index of a pairwise plan: rows of `a` and `b` and where the output goes.
@@ -406,8 +414,14 @@ fn shape(plan: &Plan) -> Shape {
     }
 }
 
-/// Every batch index of the plan, with each input's rows.
-fn batches<'a>(plan: &Plan, s: &Shape, inputs: &[InputBuffer<'a>], wide: bool) -> Vec<Batch<'a>> {
+/// Every batch index of the plan, with each input's rows; made before anything is written, so
+/// that memory a packed copy cannot have leaves the output untouched.
+fn batches<'a>(
+    plan: &Plan,
+    s: &Shape,
+    inputs: &[InputBuffer<'a>],
+    wide: bool,
+) -> Result<Vec<Batch<'a>>> {
     let nd = plan.iter.len();
     let src = |k: usize| match inputs.get(k) {
         Some(InputBuffer::Bytes(b)) => *b,
@@ -419,10 +433,13 @@ fn batches<'a>(plan: &Plan, s: &Shape, inputs: &[InputBuffer<'a>], wide: bool) -
     let mut idx = [0usize; MAX_RANK];
     for _ in 0..count {
         let off = |st: &[usize]| (0..s.nb).map(|d| idx[d] * st[d]).sum::<usize>();
-        let a = rows(src(0), off(sa), s.m, sa[nd - 3], s.k, sa[nd - 1], s.es);
-        let b = rows(src(1), off(sb), s.n, sb[nd - 2], s.k, sb[nd - 1], s.es);
-        let packed = (wide && plan.reduce == Some(ReduceOp::Sum) && s.ww > 0 && s.m >= PACK_ROWS)
-            .then(|| pack(&b, s.n, s.ww));
+        let a = rows(src(0), off(sa), s.m, sa[nd - 3], s.k, sa[nd - 1], s.es)?;
+        let b = rows(src(1), off(sb), s.n, sb[nd - 2], s.k, sb[nd - 1], s.es)?;
+        let packed = if wide && plan.reduce == Some(ReduceOp::Sum) && s.ww > 0 && s.m >= PACK_ROWS {
+            Some(pack(&b, s.n, s.ww)?)
+        } else {
+            None
+        };
         out.push(Batch {
             a,
             b,
@@ -437,7 +454,7 @@ fn batches<'a>(plan: &Plan, s: &Shape, inputs: &[InputBuffer<'a>], wide: bool) -
             idx[d] = 0;
         }
     }
-    out
+    Ok(out)
 }
 
 fn task<'t>(
@@ -470,17 +487,22 @@ fn task<'t>(
 }
 
 /// Runs a validated pairwise plan into `out`.
-pub(crate) fn run(plan: &Plan, inputs: &[InputBuffer<'_>], out: &mut [u8], pair: PairRef<'_>) {
+pub(crate) fn run(
+    plan: &Plan,
+    inputs: &[InputBuffer<'_>],
+    out: &mut [u8],
+    pair: PairRef<'_>,
+) -> Result<()> {
     let s = shape(plan);
     if plan.count == 0 {
-        return;
+        return Ok(());
     }
     let nd = plan.iter.len();
     let (so_m, so_n) = (plan.out_strides[nd - 3], plan.out_strides[nd - 2]);
     let oes = plan.out_dtype.size();
     let work = plan.count.saturating_mul(s.k.max(1)).saturating_mul(s.es);
     let parallel = work >= PARALLEL_BYTES && rayon::current_num_threads() > 1;
-    for bt in batches(plan, &s, inputs, pair.1) {
+    for bt in batches(plan, &s, inputs, pair.1)? {
         // Four rows of `a` against up to NB rows of `b` per kernel call.
         let rows_of = |i0: usize, out: &mut [u8], at: &dyn Fn(usize, usize) -> usize| {
             let mut tile = vec![0u64; MB * NB];
@@ -563,6 +585,7 @@ pub(crate) fn run(plan: &Plan, inputs: &[InputBuffer<'_>], out: &mut [u8], pair:
             }
         }
     }
+    Ok(())
 }
 
 /// The `k` nearest rows of `b` for every row of `a`: per batch index and row, `(distance, index)`
@@ -572,13 +595,13 @@ pub(crate) fn knn(
     inputs: &[InputBuffer<'_>],
     k: usize,
     pair: PairRef<'_>,
-) -> Vec<Vec<(u64, u64)>> {
+) -> Result<Vec<Vec<(u64, u64)>>> {
     let s = shape(plan);
     let mut results = Vec::new();
     let threads = rayon::current_num_threads();
     let work = (s.m * s.n).saturating_mul(s.k.max(1)).saturating_mul(s.es);
     let parallel = work >= PARALLEL_BYTES && threads > 1;
-    for bt in batches(plan, &s, inputs, pair.1) {
+    for bt in batches(plan, &s, inputs, pair.1)? {
         if k == 0 || s.m == 0 {
             results.extend((0..s.m).map(|_| Vec::new()));
             continue;
@@ -626,7 +649,7 @@ pub(crate) fn knn(
             results.push(list);
         }
     }
-    results
+    Ok(results)
 }
 
 /// Rows `i0..i1` of `a` against rows `j0..j1` of `b`: each row's `k` smallest `(distance, index)`.

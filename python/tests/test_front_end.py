@@ -1,0 +1,47 @@
+"""Front-end promises: in-place calls on arrays no description expresses, packed copies that cannot
+be allocated, and lists of floats."""
+import numpy as np
+import pytest
+
+import tensorbits as tb
+
+
+def test_in_place_on_an_unaligned_array():
+    x = np.frombuffer(bytearray(9), np.uint16, offset=1)
+    x[:] = [1, 2, 3, 4]
+    tb.bitwise_not(x, out=x)
+    np.testing.assert_array_equal(x, [65534, 65533, 65532, 65531])
+
+
+def test_in_place_on_a_byte_stride_that_is_not_whole_elements():
+    buf = np.zeros(4 * 5, np.uint8)
+    x = np.ndarray((4,), np.uint32, buf, strides=(5,))
+    x[:] = [1, 2, 3, 0xFFFF0000]
+    want = ~x
+    tb.bitwise_not(x, out=x)
+    np.testing.assert_array_equal(x, want)
+    y = np.ndarray((4,), np.uint32, buf, strides=(5,))
+    tb.bitwise_xor(y, np.uint32(7), out=y)
+    np.testing.assert_array_equal(y, want ^ 7)
+
+
+def test_a_packed_copy_that_cannot_be_allocated_is_memory_error():
+    # Rows of 2^40 bytes from one byte of memory: the pairwise kernels' packed copy of such an
+    # input would need 2 TiB.
+    a = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape=(2, 1 << 40), strides=(0, 0))
+    with pytest.raises(MemoryError):
+        tb.hamming_cdist(a, a, dtype=np.uint64)
+    with pytest.raises(MemoryError):
+        tb.knn(a, a, 1, dtype=np.uint64)
+
+
+def test_lists_of_floats_are_not_truncated():
+    a = np.array([3, 5], np.uint8)
+    with pytest.raises(TypeError):
+        tb.bitwise_and(a, [1.9, 2.5])
+    with pytest.raises(TypeError):
+        tb.bitwise_and([1.9, 2.5], a)
+    np.testing.assert_array_equal(tb.bitwise_and(a, [1, 4]), [1, 4])
+    f = np.array([1.5, -0.0], np.float32)
+    np.testing.assert_array_equal(tb.bitwise_xor(f, [1.5, 2.0]).view(np.uint32),
+                                  f.view(np.uint32) ^ np.array([1.5, 2.0], np.float32).view(np.uint32))
