@@ -53,7 +53,16 @@ __all__ = [
     "gpu_name",
 ]
 
-_DEFAULT = object()
+class _Default:
+    """The default of an ``axis``/``axes`` argument: the op's own axes. Shown as ``<op's axes>``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<op's axes>"
+
+
+_DEFAULT = _Default()
 
 
 def _wrapper(x):
@@ -279,7 +288,7 @@ def hamming_cdist(a, b, /, *, out=None, dtype=None, device="auto", level=None):
     return _call("hamming_cdist", [a, b], ["a", "b"], out, dtype=dtype, device=device, level=level)
 
 
-def knn(a, b, k, /, *, dtype=None, device="auto", level=None):
+def knn(a, b, /, k, *, dtype=None, device="auto", level=None):
     """The ``k`` rows of ``b`` nearest each row of ``a`` in Hamming distance.
 
     Returns ``(distances, indices)``, both ``[..., M, k]``: distances ascending, ties by the lower

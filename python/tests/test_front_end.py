@@ -45,3 +45,22 @@ def test_lists_of_floats_are_not_truncated():
     f = np.array([1.5, -0.0], np.float32)
     np.testing.assert_array_equal(tb.bitwise_xor(f, [1.5, 2.0]).view(np.uint32),
                                   f.view(np.uint32) ^ np.array([1.5, 2.0], np.float32).view(np.uint32))
+
+
+def test_knn_takes_k_by_name_as_faiss_and_scikit_learn_do():
+    q = np.array([[0], [255]], np.uint8)
+    db = np.array([[15], [0], [255]], np.uint8)
+    d, i = tb.knn(q, db, k=2)
+    np.testing.assert_array_equal(d, [[0, 4], [0, 4]])
+    np.testing.assert_array_equal(i, [[1, 0], [2, 0]])
+    d2, i2 = tb.knn(q, db, 2)
+    np.testing.assert_array_equal(i2, i)
+
+
+def test_help_shows_the_default_axes_by_name():
+    import inspect
+
+    for f in [tb.bitwise_xor_reduce, tb.hamming_distance]:
+        text = str(inspect.signature(f))
+        assert "object at 0x" not in text, text
+        assert "<op's axes>" in text, text
