@@ -253,7 +253,8 @@ pub struct HammingDistance;
 
 /// Hamming distance between every row of `a` and every row of `b`: `a [..., M, K]` and
 /// `b [..., N, K]` give `[..., M, N]`, the leading dimensions broadcast numpy-style. Its `knn`
-/// finds the nearest rows of `b` for each row of `a`.
+/// finds the nearest rows of `b` for each row of `a`. Signed codes count their stored bits, as
+/// `HAMMING_DISTANCE` does (int8 codes are what sentence-transformers' `precision="binary"` gives).
 ///
 /// # Example
 ///
@@ -272,7 +273,7 @@ pub struct HammingDistance;
     compute = (a ^ b).count_ones(),
     reduce = sum,
     pairwise,
-    support(EXT = [u8, u16, u32, u64]),
+    support(EXT = [u8, u16, u32, u64, i8, i16, i32, i64]),
     output = [u32, u64, u16],
 )]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

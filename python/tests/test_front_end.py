@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import tensorbits as tb
+from conftest import has_gpu
 
 
 def test_in_place_on_an_unaligned_array():
@@ -64,3 +65,17 @@ def test_help_shows_the_default_axes_by_name():
         text = str(inspect.signature(f))
         assert "object at 0x" not in text, text
         assert "<op's axes>" in text, text
+
+
+def test_int8_codes_count_their_stored_bits():
+    # sentence-transformers' precision="binary" gives int8 codes: the same bits as uint8.
+    rng = np.random.default_rng(7)
+    q = rng.integers(-128, 128, size=(3, 16), dtype=np.int8)
+    db = rng.integers(-128, 128, size=(500, 16), dtype=np.int8)
+    want_d, want_i = tb.knn(q.view(np.uint8), db.view(np.uint8), 5)
+    for device in ["cpu"] + (["gpu"] if has_gpu() else []):
+        d, i = tb.knn(q, db, 5, device=device)
+        np.testing.assert_array_equal(d, want_d)
+        np.testing.assert_array_equal(i, want_i)
+        np.testing.assert_array_equal(tb.hamming_cdist(q, db, device=device),
+                                      tb.hamming_cdist(q.view(np.uint8), db.view(np.uint8)))
