@@ -31,6 +31,14 @@ pub(crate) fn py_err(e: Error) -> PyErr {
         | Error::GpuBuffer { .. } => PyRuntimeError::new_err(msg),
         // As numpy's failed allocations: memory that cannot be had, on the host or the device.
         Error::AllocationFailed { .. } => PyMemoryError::new_err(msg),
+        // numpy's own exception for an axis out of range (a subclass of ValueError and IndexError).
+        // Without it (numpy before 1.25), ValueError.
+        Error::AxisOutOfRange { .. } => Python::attach(|py| {
+            py.import("numpy.exceptions")
+                .and_then(|m| m.getattr("AxisError"))
+                .and_then(|c| c.call1((msg.clone(),)))
+                .map_or_else(|_| PyValueError::new_err(msg), PyErr::from_value)
+        }),
         _ => PyValueError::new_err(msg),
     }
 }

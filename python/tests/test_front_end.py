@@ -79,3 +79,14 @@ def test_int8_codes_count_their_stored_bits():
         np.testing.assert_array_equal(i, want_i)
         np.testing.assert_array_equal(tb.hamming_cdist(q, db, device=device),
                                       tb.hamming_cdist(q.view(np.uint8), db.view(np.uint8)))
+
+
+def test_an_axis_out_of_range_is_numpy_s_axis_error():
+    x = np.zeros((2, 3), np.uint8)
+    with pytest.raises(np.exceptions.AxisError) as e:
+        tb.bitwise_xor_reduce(x, axis=2)
+    with pytest.raises(np.exceptions.AxisError):
+        np.bitwise_xor.reduce(x, axis=2)
+    # Still a ValueError, as it was, and an IndexError, as numpy's is.
+    assert isinstance(e.value, ValueError) and isinstance(e.value, IndexError)
+    assert "axis 2 is out of range" in str(e.value)
