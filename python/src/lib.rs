@@ -475,6 +475,8 @@ fn ops() -> Vec<(String, String, Vec<String>, String)> {
 /// The extension module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The one source of the version: the workspace's Cargo.toml.
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(op_index, m)?)?;
     m.add_function(wrap_pyfunction!(knn, m)?)?;

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _native
 
-__version__ = "0.1.0"
+__version__ = _native.__version__
 
 __all__ = [
     "bitwise_and",
@@ -204,6 +204,16 @@ def _named(f, name, doc):
     return f
 
 
+def _runs(op):
+    """Marks a function with the op it runs (a test checks that every op has one)."""
+
+    def mark(f):
+        f.__tensorbits_op__ = op
+        return f
+
+    return mark
+
+
 def _binary(name, op, doc):
     index = _native.op_index(op)
 
@@ -216,7 +226,7 @@ def _binary(name, op, doc):
         return _call(index, [x1, x2], ["x1", "x2"], out, device=device, level=level,
                      broadcast=broadcast, axis=axis)
 
-    return _named(f, name, doc)
+    return _runs(op)(_named(f, name, doc))
 
 
 bitwise_and = _binary("bitwise_and", "and", "Element-wise AND of the bits of ``x1`` and ``x2``.")
@@ -233,6 +243,7 @@ right_shift = _binary(
 )
 
 
+@_runs("not")
 def bitwise_not(x, /, out=None, *, device="auto", level=None):
     """Element-wise NOT of the bits of ``x`` (logical NOT for bool)."""
     return _call("not", [x], ["x"], out, device=device, level=level)
@@ -241,6 +252,7 @@ def bitwise_not(x, /, out=None, *, device="auto", level=None):
 invert = bitwise_not
 
 
+@_runs("popcount")
 def bitwise_count(x, /, out=None, *, dtype=None, device="auto", level=None):
     """The number of set bits of each element's stored pattern (uint8, or ``dtype="uint32"``).
 
@@ -255,7 +267,7 @@ def _reduction(name, op, doc):
         return _call(op, [x], ["x"], out, dtype=dtype, device=device, level=level,
                      axes=axis, keepdims=keepdims)
 
-    return _named(f, name, doc)
+    return _runs(op)(_named(f, name, doc))
 
 
 bitwise_and_reduce = _reduction(
@@ -276,6 +288,7 @@ bitwise_count_sum = _reduction(
 )
 
 
+@_runs("hamming")
 def hamming_distance(x1, x2, /, axis=_DEFAULT, *, out=None, keepdims=False, dtype=None,
                      device="auto", level=None, broadcast=None):
     """Bits that differ between ``x1`` and ``x2``, summed along ``axis`` (default: the last)."""
@@ -283,6 +296,7 @@ def hamming_distance(x1, x2, /, axis=_DEFAULT, *, out=None, keepdims=False, dtyp
                  broadcast=broadcast, axes=axis, keepdims=keepdims)
 
 
+@_runs("hamming_cdist")
 def hamming_cdist(a, b, /, *, out=None, dtype=None, device="auto", level=None):
     """All-pairs Hamming distances: ``a [..., M, K]`` and ``b [..., N, K]`` give ``[..., M, N]``."""
     return _call("hamming_cdist", [a, b], ["a", "b"], out, dtype=dtype, device=device, level=level)

@@ -90,3 +90,27 @@ def test_an_axis_out_of_range_is_numpy_s_axis_error():
     # Still a ValueError, as it was, and an IndexError, as numpy's is.
     assert isinstance(e.value, ValueError) and isinstance(e.value, IndexError)
     assert "axis 2 is out of range" in str(e.value)
+
+
+def test_one_version_everywhere():
+    import importlib.metadata
+    import pathlib
+    import re
+
+    cargo = pathlib.Path(__file__).resolve().parents[2] / "Cargo.toml"
+    want = re.search(r'^version = "([^"]+)"', cargo.read_text(), re.M).group(1)
+    assert tb.__version__ == want
+    assert importlib.metadata.version("tensorbits") == want
+
+
+def test_every_standard_op_has_a_python_function():
+    # The op table is the Rust one; a new op without a function of the package fails here.
+    from tensorbits import _native
+
+    covered = {
+        _native.op_index(getattr(tb, n).__tensorbits_op__)
+        for n in tb.__all__
+        if hasattr(getattr(tb, n), "__tensorbits_op__")
+    }
+    missing = [op[0] for i, op in enumerate(tb.ops()) if i not in covered]
+    assert not missing, f"ops without a Python function: {missing}"
