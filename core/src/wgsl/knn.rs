@@ -107,6 +107,17 @@ pub(super) fn tile_shader(kind: KernelKind, arity: usize, eval: &str) -> String 
          var<workgroup> tb_wd: array<u32, {both}>;\n\
          var<workgroup> tb_wj: array<u32, {both}>;\n\
          var<workgroup> tb_wn: array<u32, {lens}>;\n\
+         // The distance from the row of a at `ab` to row `n` of b, over `k_n` elements.\n\
+         fn tb_dist(ab: u32, n: u32, k_n: u32) -> u32 {{\n\
+         \x20   let bb = tb_base(1u) + n * tb_stride(1u, 1u);\n\
+         \x20   let sa = tb_stride(0u, 2u);\n\
+         \x20   let sb = tb_stride(1u, 2u);\n\
+         \x20   var d = 0u;\n\
+         \x20   for (var e = 0u; e < k_n; e = e + 1u) {{\n\
+         \x20       d = d + tb_eval(tb_read0(ab + e * sa), tb_read1(bb + e * sb));\n\
+         \x20   }}\n\
+         \x20   return d;\n\
+         }}\n\
          // Local mode (`kept` 1, at most {local} neighbours): each invocation keeps the best of its\n\
          // `chunk` rows (every 64th of its span) in a sorted list of `slot_stride` entries, padded\n\
          // with (all ones, all ones), one list per invocation; `sizes[6]` lists in the dispatch.\n\
@@ -119,8 +130,6 @@ pub(super) fn tile_shader(kind: KernelKind, arity: usize, eval: &str) -> String 
          \x20   let q = g / tb_size(6u);\n\
          \x20   let first = (l / {wg}u) * {wg}u * rr + l % {wg}u;\n\
          \x20   let ab = tb_base(0u) + q * tb_stride(0u, 0u);\n\
-         \x20   let sa = tb_stride(0u, 2u);\n\
-         \x20   let sb = tb_stride(1u, 2u);\n\
          \x20   let keep = params.slot_stride;\n\
          \x20   var ld: array<u32, {local}>;\n\
          \x20   var lj: array<u32, {local}>;\n\
@@ -128,11 +137,7 @@ pub(super) fn tile_shader(kind: KernelKind, arity: usize, eval: &str) -> String 
          \x20   for (var i = 0u; i < rr; i = i + 1u) {{\n\
          \x20       let n = first + {wg}u * i;\n\
          \x20       if (n >= n_n) {{ break; }}\n\
-         \x20       let bb = tb_base(1u) + n * tb_stride(1u, 1u);\n\
-         \x20       var d = 0u;\n\
-         \x20       for (var e = 0u; e < k_n; e = e + 1u) {{\n\
-         \x20           d = d + tb_eval(tb_read0(ab + e * sa), tb_read1(bb + e * sb));\n\
-         \x20       }}\n\
+         \x20       let d = tb_dist(ab, n, k_n);\n\
          \x20       // Rows come in increasing index: an equal distance never displaces.\n\
          \x20       if (cnt == keep && d >= ld[keep - 1u]) {{ continue; }}\n\
          \x20       if (cnt < keep) {{ cnt = cnt + 1u; }}\n\
@@ -169,8 +174,6 @@ pub(super) fn tile_shader(kind: KernelKind, arity: usize, eval: &str) -> String 
          \x20   let t = u % tiles;\n\
          \x20   let q = u / tiles;\n\
          \x20   let ab = tb_base(0u) + q * tb_stride(0u, 0u);\n\
-         \x20   let sa = tb_stride(0u, 2u);\n\
-         \x20   let sb = tb_stride(1u, 2u);\n\
          \x20   // This invocation's rows, sorted by (distance, index) as they come: rows come in\n\
          \x20   // increasing index, so an equal distance stays behind.\n\
          \x20   var ld: array<u32, {per}>;\n\
@@ -179,11 +182,7 @@ pub(super) fn tile_shader(kind: KernelKind, arity: usize, eval: &str) -> String 
          \x20   for (var i = 0u; i < rr; i = i + 1u) {{\n\
          \x20       let n = t * tt + lid + {wg}u * i;\n\
          \x20       if (n >= n_n) {{ break; }}\n\
-         \x20       let bb = tb_base(1u) + n * tb_stride(1u, 1u);\n\
-         \x20       var d = 0u;\n\
-         \x20       for (var e = 0u; e < k_n; e = e + 1u) {{\n\
-         \x20           d = d + tb_eval(tb_read0(ab + e * sa), tb_read1(bb + e * sb));\n\
-         \x20       }}\n\
+         \x20       let d = tb_dist(ab, n, k_n);\n\
          \x20       var p = cnt;\n\
          \x20       loop {{\n\
          \x20           if (p == 0u) {{ break; }}\n\

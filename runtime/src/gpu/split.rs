@@ -178,11 +178,9 @@ fn dispatch(
     count: u64,
     units: u64,
 ) -> Dispatch {
-    let groups = units.div_ceil(u64::from(WORKGROUP_SIZE));
-    let gx = groups.min(u64::from(lim.max_groups));
-    let gy = groups.div_ceil(gx.max(1));
+    let groups = groups(units, u64::from(WORKGROUP_SIZE), lim);
     // Every value fits in u32: windows are at most 4 GiB and counts were checked.
-    let w = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let w = word;
     let sizes: Vec<u32> = dims.iter().map(|&v| w(v)).collect();
     let base: [u32; SLOTS] = std::array::from_fn(|t| w(base[t]));
     let strides: [[u32; MAX_RANK]; SLOTS] = std::array::from_fn(|t| {
@@ -204,8 +202,21 @@ fn dispatch(
     Dispatch {
         params: p,
         windows: *windows,
-        groups: (w(gx), w(gy)),
+        groups,
     }
+}
+
+/// A value of the uniform block (the callers checked that it fits; the largest `u32` if not).
+pub fn word(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+/// Workgroups in x and y for `units` units of work, `per` to a workgroup, at most
+/// `max_compute_workgroups_per_dimension` in each.
+pub fn groups(units: u64, per: u64, lim: &Limits) -> (u32, u32) {
+    let g = units.div_ceil(per);
+    let gx = g.min(u64::from(lim.max_groups));
+    (word(gx), word(g.div_ceil(gx.max(1))))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! knn's plan: the tile of rows each workgroup sorts, batches of rows of `a` whose lists fit a
 //! binding, the tile dispatches over ranges of `b` that fit one, and the merges of pairs of lists.
 
-use super::super::split::{Limits, Window};
+use super::super::split::{Limits, Window, groups, word};
 use super::TooLarge;
 use crate::MAX_RANK;
 use tensorbits_core::wgsl::{
@@ -166,7 +166,7 @@ pub fn knn_local_iterations(rows: u64, kdim: u64) -> u64 {
 
 /// Plans a knn over one batch index.
 pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
-    let w = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let w = word;
     let too_large = |what: String, bytes: u64| TooLarge {
         slot: None,
         what,
@@ -249,11 +249,7 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
         return Err(too_large("one row of ATensor".to_owned(), a_row(1)));
     }
     let max_units = u64::from(lim.max_groups).pow(2);
-    let groups = |units: u64, per: u64| {
-        let g = units.div_ceil(per);
-        let gx = g.min(u64::from(lim.max_groups));
-        (w(gx), w(g.div_ceil(gx.max(1))))
-    };
+    let groups = |units: u64, per: u64| groups(units, per, lim);
     let mut q0 = 0;
     while q0 < s.m {
         let qn = batch.min(s.m - q0);

@@ -12,7 +12,7 @@
 //! knn sorts tiles of the database per row of `a` and merges pairs of the sorted lists, rows of `a`
 //! in batches whose lists fit one binding.
 
-use super::split::{Limits, Window};
+use super::split::{Limits, Window, groups, word};
 use crate::MAX_RANK;
 use tensorbits_core::wgsl::{
     Header, Layout, MODE_FINAL, MODE_PARTIAL, OUTPUT_SLOT, PAIR_CHUNK, PAIR_TILE, PAIR_WORDS_CHUNK,
@@ -351,10 +351,8 @@ fn split_kept(
     };
     let max_units = u64::from(lim.max_groups).pow(2) * per_group;
     if fits && n_units <= max_units && n_units <= u64::from(u32::MAX) {
-        let groups = n_units.div_ceil(per_group);
-        let gx = groups.min(u64::from(lim.max_groups));
-        let gy = groups.div_ceil(gx.max(1));
-        let w = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        let groups = groups(n_units, per_group, lim);
+        let w = word;
         let sizes: Vec<u32> = dims.iter().map(|&v| w(v)).collect();
         let base: [u32; SLOTS] = std::array::from_fn(|t| w(base[t]));
         let strides: [[u32; MAX_RANK]; SLOTS] = std::array::from_fn(|t| {
@@ -382,7 +380,7 @@ fn split_kept(
         out.push(Dispatch {
             params: params_bytes(&header, &sizes, &base, &strides),
             windows,
-            groups: (w(gx), w(gy)),
+            groups,
             iterations: loop_iterations(l.layout, dims.len() as u64, kept as u64, chunk),
         });
         return Ok(());
