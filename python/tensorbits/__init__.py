@@ -296,9 +296,21 @@ def hamming_distance(x1, x2, /, axis=_DEFAULT, *, out=None, keepdims=False, dtyp
                  broadcast=broadcast, axes=axis, keepdims=keepdims)
 
 
+def _packed_codes(a, b, name):
+    """Bool or float codes are refused with the way to pack them, not an op's name."""
+    for x, which in ((a, "a"), (b, "b")):
+        if x.dtype.kind in "bfc":
+            raise TypeError(
+                f"{name}: {which} is {x.dtype}; binary codes are packed bits of an unsigned or "
+                f"signed integer type: pack bools (or the signs of float embeddings) first, "
+                f"e.g. np.packbits(emb > 0, axis=-1)"
+            )
+
+
 @_runs("hamming_cdist")
 def hamming_cdist(a, b, /, *, out=None, dtype=None, device="auto", level=None):
     """All-pairs Hamming distances: ``a [..., M, K]`` and ``b [..., N, K]`` give ``[..., M, N]``."""
+    _packed_codes(*_inputs([a, b], ["a", "b"])[0], "hamming_cdist")
     return _call("hamming_cdist", [a, b], ["a", "b"], out, dtype=dtype, device=device, level=level)
 
 
@@ -309,6 +321,7 @@ def knn(a, b, /, k, *, dtype=None, device="auto", level=None):
     index, indices int64. The same on the CPU and the GPU, bit for bit.
     """
     (a, b), wrap = _inputs([a, b], ["a", "b"])
+    _packed_codes(a, b, "knn")
     k = operator.index(k)
     if k < 0:
         raise ValueError(f"k must not be negative, got {k}")

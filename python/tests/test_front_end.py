@@ -114,3 +114,15 @@ def test_every_standard_op_has_a_python_function():
     }
     missing = [op[0] for i, op in enumerate(tb.ops()) if i not in covered]
     assert not missing, f"ops without a Python function: {missing}"
+
+
+def test_bool_and_float_codes_are_told_to_pack_their_bits():
+    emb = np.random.default_rng(3).standard_normal((4, 64)).astype(np.float32)
+    for bad in [emb, emb > 0]:
+        with pytest.raises(TypeError, match="np.packbits"):
+            tb.knn(bad, bad, 1)
+        with pytest.raises(TypeError, match="np.packbits"):
+            tb.hamming_cdist(bad, bad)
+    codes = np.packbits(emb > 0, axis=-1)
+    d, i = tb.knn(codes, codes, 1)
+    np.testing.assert_array_equal(i[:, 0], np.arange(4))
