@@ -30,6 +30,12 @@ pub(crate) fn kernel(
         })
 }
 
+/// Where element 0 of a region at byte `offset` lies in the copy [`GpuExecutor::copy_region`]
+/// makes: the copy starts at the region's first whole 4-byte word.
+pub(crate) fn copied_offset(offset: u64) -> u64 {
+    offset % 4
+}
+
 /// Bytes of one partial result of a plan's reduction: sums count in 64 bits; and, or and xor keep
 /// a value of the input's width (at least 32 bits).
 fn acc_bytes(plan: &Plan) -> u64 {
@@ -146,23 +152,20 @@ impl GpuExecutor {
             });
         }
         let bufs: Vec<(&wgpu::Buffer, u64)> = owned.iter().map(|(b, o)| (b, *o)).collect();
+        if plan.reduce.is_some() {
+            return self.encode_reduction(op, plan, &bufs, output, enc);
+        }
         let arity = sources.len();
         let in_t = plan.input_type();
         let out_t = plan.output_type();
         let contiguous = plan.iter.len() == 1
             && plan.out_strides[0] == 1
             && (0..arity).all(|k| plan.in_strides[k][0] == 1);
-        let words = op
-            .gpu_kernels()
-            .iter()
-            .find(|k| k.input == in_t && k.output == out_t && k.layout == Layout::Words);
+        let words = op.gpu_kernel(in_t, out_t, Layout::Words);
         let mut launches: Vec<(Layout, u64, u64)> = Vec::new(); // (layout, first element, elements)
         let n = plan.element_count() as u64;
         let aligned16 =
             bufs.iter().all(|(_, o)| o.is_multiple_of(16)) && output.offset.is_multiple_of(16);
-        if plan.reduce.is_some() {
-            return self.encode_reduction(op, plan, &bufs, output, enc);
-        }
         if contiguous && words.is_some() && aligned16 {
             let per = 16 / in_t.size() as u64;
             let bulk = n / per * per;
@@ -362,6 +365,6 @@ impl GpuExecutor {
         }
         let scratch = self.storage_buffer("tensorbits scratch", (end - start) as usize, &[])?;
         enc.copy_buffer_to_buffer(r.buffer, start, &scratch, 0, end - start);
-        Ok((scratch, r.offset - start))
+        Ok((scratch, copied_offset(r.offset)))
     }
 }

@@ -1,9 +1,10 @@
-//! knn on the GPU: per row of `a`, tiles of the rows of `b` sorted by (distance, index) in
-//! workgroup memory (`Layout::Knn`), their first k kept, then pairs of those lists merged pass
-//! after pass (`Layout::KnnMerge`), so any `k` from 1 to N gives the CPU's exact lists with bounded
-//! work per invocation. [`plan_knn`](super::plan::plan_knn) lays out the dispatches.
+//! knn on the GPU: per row of `a`, sorted lists of the rows of `b` by (distance, index), one per
+//! invocation for few neighbours or per tile sorted in workgroup memory (`Layout::Knn`), their
+//! first k kept, then pairs of those lists merged pass after pass (`Layout::KnnMerge`), so any `k`
+//! from 1 to N gives the CPU's exact lists with bounded work per invocation.
+//! [`plan_knn`](super::plan::plan_knn) lays out the dispatches.
 
-use super::execute::kernel;
+use super::execute::{copied_offset, kernel};
 use super::plan::{self, KnnShape};
 use super::split::Window;
 use super::{GpuExecutor, GpuRegion, GpuTensor, Source, check_region, gpu_error};
@@ -82,9 +83,14 @@ impl GpuExecutor {
         if units == 0 || k == 0 {
             return Ok(());
         }
+        // Where element 0 of each input lies in the buffer bound.
+        let offsets: [u64; 2] = std::array::from_fn(|i| match &sources[i] {
+            Source::Copy(r) => copied_offset(r.offset),
+            _ => inputs[i].offset,
+        });
         // Rows of whole 32-bit words run on the words when the op has that kernel (see
         // `words_plan`).
-        let words = super::words_plan(&plan, [inputs[0].offset, inputs[1].offset]).filter(|_| {
+        let words = super::words_plan(&plan, offsets).filter(|_| {
             op.gpu_kernel(plan.in_dtype, plan.out_dtype, Layout::KnnWords)
                 .is_some()
         });
@@ -94,12 +100,6 @@ impl GpuExecutor {
         };
         let tile = kernel(op, plan.in_dtype, plan.out_dtype, layout)?;
         let merge = kernel(op, plan.in_dtype, plan.out_dtype, Layout::KnnMerge)?;
-        // Where element 0 of each input lies in the buffer bound: a copy keeps the offset within its
-        // first 4-byte word (see `copy_region`).
-        let offsets: [u64; 2] = std::array::from_fn(|i| match &sources[i] {
-            Source::Copy(r) => r.offset % 4,
-            _ => inputs[i].offset,
-        });
         let shapes = self.knn_shapes(run, k, offsets, distances, indices);
         let plans = shapes
             .iter()

@@ -93,15 +93,8 @@ fn split_box(
             .map(|(i, n)| n.saturating_sub(1) * l.strides[t][first + i])
             .sum();
         let lo = l.offset[t] + origin[t] * l.elem[t];
-        let hi = l.offset[t] + (origin[t] + reach + 1) * l.elem[t];
-        let start = lo / lim.offset_align * lim.offset_align;
-        let end = hi.div_ceil(end_align) * end_align;
-        windows[t] = Window {
-            offset: start,
-            size: end - start,
-        };
-        base[t] = (lo - start) / l.elem[t];
-        fits &= end - start <= lim.max_binding;
+        (windows[t], base[t]) = window(lo, reach + 1, l.elem[t], end_align, lim);
+        fits &= windows[t].size <= lim.max_binding;
     }
     let units = invocations(l, count, base[OUTPUT_SLOT]);
     let max_units = u64::from(lim.max_groups).pow(2) * u64::from(WORKGROUP_SIZE);
@@ -204,6 +197,21 @@ fn dispatch(
         windows: *windows,
         groups,
     }
+}
+
+/// The window binding `count` units of `unit` bytes from byte `lo` of a buffer: it starts at the
+/// multiple of the offset alignment at or below `lo` and ends at the next multiple of `end_align`.
+/// Returns it and the first unit's index within it.
+pub fn window(lo: u64, count: u64, unit: u64, end_align: u64, lim: &Limits) -> (Window, u64) {
+    let start = lo / lim.offset_align * lim.offset_align;
+    let end = (lo + count * unit).div_ceil(end_align) * end_align;
+    (
+        Window {
+            offset: start,
+            size: end - start,
+        },
+        (lo - start) / unit,
+    )
 }
 
 /// A value of the uniform block (the callers checked that it fits; the largest `u32` if not).

@@ -1,7 +1,7 @@
 //! knn's plan: the tile of rows each workgroup sorts, batches of rows of `a` whose lists fit a
 //! binding, the tile dispatches over ranges of `b` that fit one, and the merges of pairs of lists.
 
-use super::super::split::{Limits, Window, groups, word};
+use super::super::split::{self, Limits, Window, groups, word};
 use super::TooLarge;
 use crate::MAX_RANK;
 use tensorbits_core::wgsl::{
@@ -59,17 +59,10 @@ pub struct KnnPlan {
 /// Bytes of partial lists a batch of rows of `a` may use, per scratch buffer (at most a binding).
 const KNN_SCRATCH: u64 = 64 << 20;
 
+/// The window of `reach + 1` elements of `es` bytes from element `first` of a tensor at byte
+/// `offset`, and the first element's index within it.
 fn window(offset: u64, first: u64, reach: u64, es: u64, lim: &Limits) -> (Window, u64) {
-    let lo = offset + first * es;
-    let start = lo / lim.offset_align * lim.offset_align;
-    let end = (lo + (reach + 1) * es).div_ceil(4) * 4;
-    (
-        Window {
-            offset: start,
-            size: end - start,
-        },
-        (lo - start) / es,
-    )
+    split::window(offset + first * es, reach + 1, es, 4, lim)
 }
 
 /// The rows of `b` each knn tile ranks for rows of `kdim` units: 64 times the rows each invocation

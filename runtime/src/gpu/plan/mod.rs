@@ -12,7 +12,7 @@
 //! knn sorts tiles of the database per row of `a` and merges pairs of the sorted lists, rows of `a`
 //! in batches whose lists fit one binding.
 
-use super::split::{Limits, Window, groups, word};
+use super::split::{Limits, Window, groups, window, word};
 use crate::MAX_RANK;
 use tensorbits_core::wgsl::{
     Header, Layout, MODE_FINAL, MODE_PARTIAL, OUTPUT_SLOT, PAIR_CHUNK, PAIR_TILE, PAIR_WORDS_CHUNK,
@@ -330,14 +330,8 @@ fn split_kept(
         }
         let read = !(nothing_read && t != OUTPUT_SLOT);
         if read {
-            let start = lo / lim.offset_align * lim.offset_align;
-            let end = (lo + (reach + 1) * l.elem[t]).div_ceil(4) * 4;
-            windows[t] = Window {
-                offset: start,
-                size: end - start,
-            };
-            base[t] = (lo - start) / l.elem[t];
-            fits &= end - start <= lim.max_binding;
+            (windows[t], base[t]) = window(lo, reach + 1, l.elem[t], 4, lim);
+            fits &= windows[t].size <= lim.max_binding;
         } else {
             // Bindings are not empty: the buffer's first word stands in.
             windows[t] = Window { offset: 0, size: 4 };
