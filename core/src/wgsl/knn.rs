@@ -65,6 +65,28 @@ fn outputs(kind: KernelKind, first: usize) -> String {
     s
 }
 
+/// The body of the loop over an invocation's rows that both first-pass modes share: the distance
+/// of row `n`, inserted into the sorted list `ld`/`lj` of `cnt` entries holding at most `cap`.
+/// Rows come in increasing index, so an equal distance never displaces an entry, and a full list
+/// drops its last.
+fn insert_row(cap: &str) -> String {
+    format!(
+        "\x20       let d = tb_dist(ab, n, k_n);\n\
+         \x20       if (cnt == {cap} && d >= ld[{cap} - 1u]) {{ continue; }}\n\
+         \x20       if (cnt < {cap}) {{ cnt = cnt + 1u; }}\n\
+         \x20       var p = cnt - 1u;\n\
+         \x20       loop {{\n\
+         \x20           if (p == 0u) {{ break; }}\n\
+         \x20           if (ld[p - 1u] <= d) {{ break; }}\n\
+         \x20           ld[p] = ld[p - 1u];\n\
+         \x20           lj[p] = lj[p - 1u];\n\
+         \x20           p = p - 1u;\n\
+         \x20       }}\n\
+         \x20       ld[p] = d;\n\
+         \x20       lj[p] = tb_size(5u) + n;\n"
+    )
+}
+
 /// The tile shader: `tb_eval` over `arity` (two) inputs of the kind's class. Each invocation
 /// computes the distances of its `chunk / 64` rows of the tile (every 64th), sorts them in its own
 /// registers, and publishes the first k in workgroup memory; six rounds then merge the 64 lists
@@ -79,6 +101,9 @@ pub(super) fn tile_shader(kind: KernelKind, arity: usize, eval: &str) -> String 
     let rounds = WORKGROUP_SIZE.ilog2();
     let half = WORKGROUP_SIZE / 2;
     let local = KNN_LOCAL;
+    // A tile's invocation keeps all of its `rr` rows; a local one the best `keep`.
+    let insert_tile = insert_row("rr");
+    let insert_local = insert_row("keep");
     // After an even number of rounds the lengths are back in the first buffer.
     let last = if rounds.is_multiple_of(2) {
         0
@@ -137,20 +162,7 @@ pub(super) fn tile_shader(kind: KernelKind, arity: usize, eval: &str) -> String 
          \x20   for (var i = 0u; i < rr; i = i + 1u) {{\n\
          \x20       let n = first + {wg}u * i;\n\
          \x20       if (n >= n_n) {{ break; }}\n\
-         \x20       let d = tb_dist(ab, n, k_n);\n\
-         \x20       // Rows come in increasing index: an equal distance never displaces.\n\
-         \x20       if (cnt == keep && d >= ld[keep - 1u]) {{ continue; }}\n\
-         \x20       if (cnt < keep) {{ cnt = cnt + 1u; }}\n\
-         \x20       var p = cnt - 1u;\n\
-         \x20       loop {{\n\
-         \x20           if (p == 0u) {{ break; }}\n\
-         \x20           if (ld[p - 1u] <= d) {{ break; }}\n\
-         \x20           ld[p] = ld[p - 1u];\n\
-         \x20           lj[p] = lj[p - 1u];\n\
-         \x20           p = p - 1u;\n\
-         \x20       }}\n\
-         \x20       ld[p] = d;\n\
-         \x20       lj[p] = tb_size(5u) + n;\n\
+         {insert_local}\
          \x20   }}\n\
          \x20   let at = ((tb_size(4u) + q) * tb_size(3u) + params.extra + l) * keep;\n\
          \x20   for (var i = 0u; i < keep; i = i + 1u) {{\n\
@@ -182,18 +194,7 @@ pub(super) fn tile_shader(kind: KernelKind, arity: usize, eval: &str) -> String 
          \x20   for (var i = 0u; i < rr; i = i + 1u) {{\n\
          \x20       let n = t * tt + lid + {wg}u * i;\n\
          \x20       if (n >= n_n) {{ break; }}\n\
-         \x20       let d = tb_dist(ab, n, k_n);\n\
-         \x20       var p = cnt;\n\
-         \x20       loop {{\n\
-         \x20           if (p == 0u) {{ break; }}\n\
-         \x20           if (ld[p - 1u] <= d) {{ break; }}\n\
-         \x20           ld[p] = ld[p - 1u];\n\
-         \x20           lj[p] = lj[p - 1u];\n\
-         \x20           p = p - 1u;\n\
-         \x20       }}\n\
-         \x20       ld[p] = d;\n\
-         \x20       lj[p] = tb_size(5u) + n;\n\
-         \x20       cnt = cnt + 1u;\n\
+         {insert_tile}\
          \x20   }}\n\
          \x20   // Published, then merged pairwise in six rounds (64 lists, then 32, ..., then 1): each\n\
          \x20   // entry's place in its pair's list is its place in its own list plus the entries of\n\

@@ -16,12 +16,11 @@ fn prologue(n_tile: u32, m_tile: u32) -> String {
         "\x20   let nb = params.kept - 2u;\n\
          \x20   let m_n = tb_size(nb);\n\
          \x20   let n_n = tb_size(nb + 1u);\n\
-         \x20   let k_n = tb_size(nb + 2u);\n\
          \x20   let tn = (n_n + {n_tile}u - 1u) / {n_tile}u;\n\
          \x20   let tm = (m_n + {m_tile}u - 1u) / {m_tile}u;\n\
-         \x20   let outs = params.count / tb_chunks();\n\
-         \x20   let ch = u / outs;\n\
-         \x20   var rem = u % outs;\n\
+         \x20   let oc = tb_unit(u);\n\
+         \x20   let ch = oc.y;\n\
+         \x20   var rem = oc.x;\n\
          \x20   let t_n = rem % tn;\n\
          \x20   rem = rem / tn;\n\
          \x20   let t_m = rem % tm;\n\
@@ -30,8 +29,10 @@ fn prologue(n_tile: u32, m_tile: u32) -> String {
          \x20   let b0 = at[0];\n\
          \x20   let b1 = at[1];\n\
          \x20   let ob = at[2];\n\
-         \x20   let k0 = ch * params.chunk;\n\
-         \x20   let k1 = k0 + min(params.chunk, k_n - min(k0, k_n));\n"
+         \x20   // The chunk of K (`params.elements` is K).\n\
+         \x20   let range = tb_chunk(ch);\n\
+         \x20   let k0 = range.x;\n\
+         \x20   let k1 = range.y;\n"
     )
 }
 

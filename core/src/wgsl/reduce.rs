@@ -123,6 +123,16 @@ pub(super) fn preamble(
          fn tb_chunks() -> u32 {{\n\
          \x20   let e = params.elements;\n\
          \x20   return max(1u, e / params.chunk + select(0u, 1u, e % params.chunk != 0u));\n\
+         }}\n\
+         // Unit `u` of the dispatch as (output or tile within the box, chunk): outputs fastest.\n\
+         fn tb_unit(u: u32) -> vec2<u32> {{\n\
+         \x20   let outs = params.count / tb_chunks();\n\
+         \x20   return vec2<u32>(u % outs, u / outs);\n\
+         }}\n\
+         // The reduced elements `[start, end)` of chunk `c`: a range of their linear index.\n\
+         fn tb_chunk(c: u32) -> vec2<u32> {{\n\
+         \x20   let s = min(c * params.chunk, params.elements);\n\
+         \x20   return vec2<u32>(s, s + min(params.chunk, params.elements - s));\n\
          }}\n"
     );
     (s, acc_t)
@@ -196,13 +206,12 @@ pub fn reduce_shader(
          {main} {{\n\
          \x20   let u = {unit};\n\
          \x20   if (u >= params.count) {{ return; }}\n\
-         \x20   // Units are (output, chunk), outputs fastest; the chunk is a range of the reduced\n\
-         \x20   // elements' linear index.\n\
-         \x20   let outs = params.count / tb_chunks();\n\
-         \x20   let c = u / outs;\n\
-         \x20   let at = tb_walk(tb_bases(), u % outs, 0u, params.kept);\n\
-         \x20   let r0 = c * params.chunk;\n\
-         \x20   let r1 = r0 + min(params.chunk, params.elements - min(r0, params.elements));\n\
+         \x20   let oc = tb_unit(u);\n\
+         \x20   let c = oc.y;\n\
+         \x20   let at = tb_walk(tb_bases(), oc.x, 0u, params.kept);\n\
+         \x20   let range = tb_chunk(c);\n\
+         \x20   let r0 = range.x;\n\
+         \x20   let r1 = range.y;\n\
          \x20   var acc = tb_acc_id();\n\
          \x20   if (params.rank == params.kept + 1u) {{\n\
          {strides}\
