@@ -10,6 +10,16 @@ mod common;
 use common::{Rng, gpu};
 use tensorbits::{Options, Target, Tensor, ops};
 
+/// Runs op `$op` with options `$opts` on the GPU target `$t` and on the CPU, and asserts the same
+/// elements.
+macro_rules! same_as_cpu {
+    ($t:expr, $op:ty, $opts:expr, $($x:expr),+) => {{
+        let gpu = <$op>::run_on($t, $opts, $($x),+).unwrap();
+        let cpu = <$op>::run_on(&Target::Cpu, $opts, $($x),+).unwrap();
+        assert_eq!(gpu.data(), cpu.data(), "{}", stringify!($op));
+    }};
+}
+
 fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
     let mut rng = Rng(seed);
     let mut v = Vec::with_capacity(n + 8);
@@ -96,19 +106,10 @@ fn reductions_over_five_million_elements() {
     let all = Options::new();
     let last = Options::new().axes([-1]);
     for (input, opts) in [(&x, &all), (&x2, &all), (&x2, &last)] {
-        let o32 = (*opts).output::<u32>();
-        let gpu = ops::BitCountSum::run_on(&t, &o32, input).unwrap();
-        let cpu = ops::BitCountSum::run_on(&Target::Cpu, &o32, input).unwrap();
-        assert_eq!(gpu.data(), cpu.data(), "sum");
-        let gpu = ops::BitAndReduce::run_on(&t, opts, input).unwrap();
-        let cpu = ops::BitAndReduce::run_on(&Target::Cpu, opts, input).unwrap();
-        assert_eq!(gpu.data(), cpu.data(), "and");
-        let gpu = ops::BitOrReduce::run_on(&t, opts, input).unwrap();
-        let cpu = ops::BitOrReduce::run_on(&Target::Cpu, opts, input).unwrap();
-        assert_eq!(gpu.data(), cpu.data(), "or");
-        let gpu = ops::BitXorReduce::run_on(&t, opts, input).unwrap();
-        let cpu = ops::BitXorReduce::run_on(&Target::Cpu, opts, input).unwrap();
-        assert_eq!(gpu.data(), cpu.data(), "xor");
+        same_as_cpu!(&t, ops::BitCountSum, &(*opts).output::<u32>(), input);
+        same_as_cpu!(&t, ops::BitAndReduce, opts, input);
+        same_as_cpu!(&t, ops::BitOrReduce, opts, input);
+        same_as_cpu!(&t, ops::BitXorReduce, opts, input);
     }
     // And a full sum that is not small: every bit set.
     let ones = Tensor::from_vec(vec![0xFFu8; n], &[n]).unwrap();
@@ -124,19 +125,10 @@ fn reductions_over_seventy_thousand_rows_along_axis_0() {
     let (rows, cols) = (70_000, 300);
     let x = Tensor::from_vec(random_bytes(rows * cols, 22), &[rows, cols]).unwrap();
     let opts = Options::new().axes([0]);
-    let o32 = opts.output::<u32>();
-    let gpu = ops::BitCountSum::run_on(&t, &o32, &x).unwrap();
-    let cpu = ops::BitCountSum::run_on(&Target::Cpu, &o32, &x).unwrap();
-    assert_eq!(gpu.data(), cpu.data(), "sum");
-    let gpu = ops::BitXorReduce::run_on(&t, &opts, &x).unwrap();
-    let cpu = ops::BitXorReduce::run_on(&Target::Cpu, &opts, &x).unwrap();
-    assert_eq!(gpu.data(), cpu.data(), "xor");
-    let gpu = ops::BitOrReduce::run_on(&t, &opts, &x).unwrap();
-    let cpu = ops::BitOrReduce::run_on(&Target::Cpu, &opts, &x).unwrap();
-    assert_eq!(gpu.data(), cpu.data(), "or");
-    let gpu = ops::BitAndReduce::run_on(&t, &opts, &x).unwrap();
-    let cpu = ops::BitAndReduce::run_on(&Target::Cpu, &opts, &x).unwrap();
-    assert_eq!(gpu.data(), cpu.data(), "and");
+    same_as_cpu!(&t, ops::BitCountSum, &opts.output::<u32>(), &x);
+    same_as_cpu!(&t, ops::BitXorReduce, &opts, &x);
+    same_as_cpu!(&t, ops::BitOrReduce, &opts, &x);
+    same_as_cpu!(&t, ops::BitAndReduce, &opts, &x);
 }
 
 /// A Hamming distance over one row of 4M words, and a pairwise distance between rows of 1M words.
@@ -153,15 +145,16 @@ fn hamming_over_a_row_of_four_million_words() {
     };
     let a = Tensor::from_vec(words(31), &[1, n]).unwrap();
     let b = Tensor::from_vec(words(32), &[1, n]).unwrap();
-    let o = Options::new().output::<u32>();
-    let gpu = ops::HammingDistance::run_on(&t, &o, &a, &b).unwrap();
-    let cpu = ops::HammingDistance::run_on(&Target::Cpu, &o, &a, &b).unwrap();
-    assert_eq!(gpu.data(), cpu.data());
+    same_as_cpu!(
+        &t,
+        ops::HammingDistance,
+        &Options::new().output::<u32>(),
+        &a,
+        &b
+    );
     let a = Tensor::from_vec(a.data().to_vec(), &[4, n / 4]).unwrap();
     let b = Tensor::from_vec(b.data().to_vec(), &[4, n / 4]).unwrap();
-    let gpu = ops::HammingCdist::run_on(&t, &Options::new(), &a, &b).unwrap();
-    let cpu = ops::HammingCdist::run_on(&Target::Cpu, &Options::new(), &a, &b).unwrap();
-    assert_eq!(gpu.data(), cpu.data());
+    same_as_cpu!(&t, ops::HammingCdist, &Options::new(), &a, &b);
 }
 
 /// A device lost mid-session (here destroyed) makes every entry point return an error, never a
@@ -223,17 +216,11 @@ fn reductions_over_more_than_128_mib() {
         .collect();
     let x = Tensor::from_vec(words, &[n]).unwrap();
     let all = Options::new();
-    let gpu = ops::BitCountSum::run_on(&t, &all.output::<u64>(), &x).unwrap();
-    let cpu = ops::BitCountSum::run_on(&Target::Cpu, &all.output::<u64>(), &x).unwrap();
-    assert_eq!(gpu.data(), cpu.data(), "sum");
-    let gpu = ops::BitXorReduce::run_on(&t, &all, &x).unwrap();
-    let cpu = ops::BitXorReduce::run_on(&Target::Cpu, &all, &x).unwrap();
-    assert_eq!(gpu.data(), cpu.data(), "xor");
+    same_as_cpu!(&t, ops::BitCountSum, &all.output::<u64>(), &x);
+    same_as_cpu!(&t, ops::BitXorReduce, &all, &x);
     let x2 = Tensor::from_vec(x.data().to_vec(), &[n / 8, 8]).unwrap();
     let axis0 = Options::new().axes([0]);
-    let gpu = ops::BitOrReduce::run_on(&t, &axis0, &x2).unwrap();
-    let cpu = ops::BitOrReduce::run_on(&Target::Cpu, &axis0, &x2).unwrap();
-    assert_eq!(gpu.data(), cpu.data(), "or");
+    same_as_cpu!(&t, ops::BitOrReduce, &axis0, &x2);
 }
 
 /// Reduced axes that do not collapse into one (0 and 2 of three): each element's place is decoded
@@ -245,12 +232,7 @@ fn reductions_over_two_axes_that_do_not_collapse() {
     let x = Tensor::from_vec(random_bytes(300 * 70 * 300, 61), &[300, 70, 300]).unwrap();
     for axes in [[0i64, 2], [0, 1]] {
         let opts = Options::new().axes(tensorbits::Axes::new(&axes).unwrap());
-        let o32 = opts.output::<u32>();
-        let gpu = ops::BitCountSum::run_on(&t, &o32, &x).unwrap();
-        let cpu = ops::BitCountSum::run_on(&Target::Cpu, &o32, &x).unwrap();
-        assert_eq!(gpu.data(), cpu.data(), "sum over {axes:?}");
-        let gpu = ops::BitXorReduce::run_on(&t, &opts, &x).unwrap();
-        let cpu = ops::BitXorReduce::run_on(&Target::Cpu, &opts, &x).unwrap();
-        assert_eq!(gpu.data(), cpu.data(), "xor over {axes:?}");
+        same_as_cpu!(&t, ops::BitCountSum, &opts.output::<u32>(), &x);
+        same_as_cpu!(&t, ops::BitXorReduce, &opts, &x);
     }
 }

@@ -1350,36 +1350,13 @@ fn negative_lists_and_one_path_for_two_outputs() {
     assert_eq!(read_npy(&o1).2, [0, 0, 0, 6, 5, 3]);
     // One file for the indices and the distances, spelled the same or not.
     let out = f("both.npy");
-    fails(
-        &[
-            "knn",
-            p(&x),
-            p(&x),
-            "-k",
-            "1",
-            "-o",
-            p(&out),
-            "--distances",
-            p(&out),
-        ],
-        &out,
-        "both name",
-    );
-    let dir = out.parent().unwrap();
-    let other = dir.join(".").join(out.file_name().unwrap());
-    fails(
-        &[
-            "knn",
-            p(&x),
-            p(&x),
-            "-k",
-            "1",
-            "-o",
-            p(&out),
-            "--distances",
-            p(&other),
-        ],
-        &out,
-        "both name",
-    );
+    let other = out
+        .parent()
+        .unwrap()
+        .join(".")
+        .join(out.file_name().unwrap());
+    for distances in [&out, &other] {
+        let args = ["knn", p(&x), p(&x), "-k", "1", "-o", p(&out), "--distances"];
+        fails(&[&args[..], &[p(distances)]].concat(), &out, "both name");
+    }
 }
