@@ -184,7 +184,7 @@ impl GpuExecutor {
             let kernel = kernel(op, in_t, out_t, layout)?;
             let launch = self.launch(plan, layout, first, count, &bufs, output);
             let dispatches = split::split(&launch, &self.limits)
-                .map_err(|t| self.too_large(op, Some(t.slot), "a window", t.bytes))?;
+                .map_err(|t| self.too_large(op, Some(t.slot), "a window", Some(t.bytes)))?;
             let pipeline = self.pipeline(op, kernel, arity)?;
             for d in &dispatches {
                 let mut bindings: Vec<(&wgpu::Buffer, Window)> = bufs
@@ -206,21 +206,23 @@ impl GpuExecutor {
         op: &OpInfo,
         slot: Option<usize>,
         what: &str,
-        bytes: u64,
+        bytes: Option<u64>,
     ) -> Error {
         let tensor = match slot {
             Some(t) if t == OUTPUT_SLOT => format!(" of {}", op.tensor_name(op.arity())),
             Some(t) => format!(" of {}", op.tensor_name(t)),
             None => String::new(),
         };
-        Error::GpuUnsupported {
-            what: format!(
+        let what = match bytes {
+            Some(bytes) => format!(
                 "{}: {what}{tensor} needs {bytes} bytes in one binding, more than this device's \
                  max_storage_buffer_binding_size ({} bytes)",
                 op.name(),
                 self.limits.max_binding
             ),
-        }
+            None => format!("{}: {what}{tensor}", op.name()),
+        };
+        Error::GpuUnsupported { what }
     }
 
     /// A reduction or pairwise op: the plan's passes (see [`plan`](super::plan)), over scratch

@@ -163,7 +163,7 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
     let too_large = |what: String, bytes: u64| TooLarge {
         slot: None,
         what,
-        bytes,
+        bytes: Some(bytes),
     };
     let c = cut(s).ok_or_else(|| {
         let most = if s.k <= u64::from(KNN_LOCAL) {
@@ -171,13 +171,16 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
         } else {
             KNN_DISTANCE_STEPS - 1
         };
-        too_large(
-            format!(
-                "rows of {} elements (knn on the GPU compares rows of at most {most})",
-                s.kdim
+        // Not a binding's limit: the work of one invocation.
+        TooLarge {
+            slot: None,
+            what: format!(
+                "rows of {} elements of {} bytes: knn on the GPU compares rows of at most {most}, \
+                 so that each invocation's work stays bounded; the CPU has no such limit",
+                s.kdim, s.elem
             ),
-            s.kdim * s.elem,
-        )
+            bytes: None,
+        }
     })?;
     let mut dispatches = Vec::new();
     if s.m == 0 || s.k == 0 {

@@ -30,8 +30,8 @@ pub struct TooLarge {
     pub slot: Option<usize>,
     /// What does not fit.
     pub what: String,
-    /// Its bytes.
-    pub bytes: u64,
+    /// Its bytes in one binding; `None` where the limit is not a binding's (`what` says it).
+    pub bytes: Option<u64>,
 }
 
 /// A reducing pass's work before splitting: `dims` are the kept dimensions, then the reduced ones
@@ -253,7 +253,7 @@ fn pieces(l: &Reduction, lim: &Limits) -> Result<Vec<Piece>, TooLarge> {
             return Err(TooLarge {
                 slot: Some(t),
                 what: "one element of the reduction".to_owned(),
-                bytes,
+                bytes: Some(bytes),
             });
         };
         let half = dims[at] / 2;
@@ -402,7 +402,7 @@ fn split_kept(
         return Err(TooLarge {
             slot: Some(slot),
             what: "one output's window".to_owned(),
-            bytes: windows[slot].size,
+            bytes: Some(windows[slot].size),
         });
     };
     let size = dims[at];
