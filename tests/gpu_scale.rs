@@ -72,7 +72,14 @@ fn knn_over_a_million_8_byte_codes() {
 /// More than 128 MiB of codes: the database is split over several bindings.
 #[test]
 fn knn_over_more_than_128_mib_of_codes() {
-    knn_case((130 << 20) / 32, 32, 2, &[5], 13);
+    knn_case((130 << 20) / 32, 32, 2, &[5, 40], 13);
+}
+
+/// Codes of 9 bytes (not whole 32-bit words): the element-wise knn kernel, in both first-pass
+/// modes.
+#[test]
+fn knn_over_codes_that_are_not_whole_words() {
+    knn_case(300_000, 9, 2, &[10, 40], 14);
 }
 
 /// Every code equal: every distance ties, and the neighbours are the lowest indices, in order.
@@ -235,4 +242,45 @@ fn reductions_over_two_axes_that_do_not_collapse() {
         same_as_cpu!(&t, ops::BitCountSum, &opts.output::<u32>(), &x);
         same_as_cpu!(&t, ops::BitXorReduce, &opts, &x);
     }
+}
+
+/// Pairwise distances over rows longer than one chunk: rows of an odd number of bytes (the element
+/// kernel) past 65,535 elements, and rows of whole words past 128 MiB (the words kernel), cut into
+/// pieces that fit a binding; the chunks' partial sums are merged.
+#[test]
+fn cdist_over_long_rows_and_more_than_128_mib() {
+    let Some(g) = gpu::gpu() else { return };
+    let t = Target::Gpu(g);
+    let k = 300_001;
+    let a = Tensor::from_vec(random_bytes(3 * k, 71), &[3, k]).unwrap();
+    let b = Tensor::from_vec(random_bytes(2 * k, 72), &[2, k]).unwrap();
+    same_as_cpu!(&t, ops::HammingCdist, &Options::new(), &a, &b);
+    let k = (130 << 20) / 4;
+    let words = |n: usize, seed| -> Vec<u32> {
+        random_bytes(n * 4, seed)
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let a = Tensor::from_vec(words(k, 73), &[1, k]).unwrap();
+    let b = Tensor::from_vec(words(2 * k, 74), &[2, k]).unwrap();
+    same_as_cpu!(&t, ops::HammingCdist, &Options::new(), &a, &b);
+}
+
+/// A broadcast element-wise op with more than 128 MiB of output (the strided kernel, split into
+/// dispatches that fit a binding).
+#[test]
+fn a_broadcast_op_over_more_than_128_mib() {
+    let Some(g) = gpu::gpu() else { return };
+    let t = Target::Gpu(g);
+    let n = (70 << 20) / 4;
+    let words = |seed| -> Vec<u32> {
+        random_bytes(n * 4, seed)
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let a = Tensor::from_vec(words(81), &[n]).unwrap();
+    let b = Tensor::from_vec([words(82), words(83)].concat(), &[2, n]).unwrap();
+    same_as_cpu!(&t, ops::BitXor, &Options::new(), &b, &a);
 }
