@@ -7,7 +7,7 @@
 
 mod array;
 
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
 use array::{Arr, Buffers};
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
@@ -137,12 +137,56 @@ fn device_of(device: &str) -> PyResult<Device> {
     }
 }
 
-/// The process's one GPU executor, made on first use.
+/// The process's one GPU executor, made on first use, and again in a forked child: a device does
+/// not survive `fork` (its driver's threads are not copied), so a child abandons its parent's.
 fn gpu() -> PyResult<&'static GpuExecutor> {
-    static GPU: OnceLock<Result<GpuExecutor, String>> = OnceLock::new();
-    GPU.get_or_init(|| GpuExecutor::new_blocking().map_err(|e| e.to_string()))
-        .as_ref()
+    type Made = (u64, &'static Result<GpuExecutor, String>);
+    static GPU: Mutex<Option<Made>> = Mutex::new(None);
+    let generation = tensorbits::fork_generation();
+    let made = {
+        let mut slot = GPU.lock().unwrap_or_else(|e| e.into_inner());
+        match *slot {
+            Some((g, made)) if g == generation => made,
+            _ => {
+                // Leaked: one executor per process (and per fork), never dropped in a child where
+                // its device's threads are gone.
+                let made: &'static _ = Box::leak(Box::new(
+                    GpuExecutor::new_blocking().map_err(|e| e.to_string()),
+                ));
+                *slot = Some((generation, made));
+                made
+            }
+        }
+    };
+    made.as_ref()
         .map_err(|e| PyRuntimeError::new_err(e.replace('\n', " ")))
+}
+
+/// Sets the number of threads of the CPU executor (0: the default).
+#[pyfunction]
+fn set_num_threads(threads: usize) {
+    tensorbits::set_num_threads(threads);
+}
+
+/// The number of threads of the CPU executor.
+#[pyfunction]
+fn get_num_threads() -> usize {
+    tensorbits::num_threads()
+}
+
+/// The thread count for threadpoolctl, which finds this library by this symbol and calls it
+/// through ctypes (`tensorbits/_threadpoolctl.py`).
+#[allow(unsafe_code, reason = "an exported C symbol")]
+#[unsafe(no_mangle)]
+pub extern "C" fn tensorbits_get_num_threads() -> std::ffi::c_int {
+    std::ffi::c_int::try_from(tensorbits::num_threads()).unwrap_or(std::ffi::c_int::MAX)
+}
+
+/// Sets the thread count for threadpoolctl (a count below 1 restores the default).
+#[allow(unsafe_code, reason = "an exported C symbol")]
+#[unsafe(no_mangle)]
+pub extern "C" fn tensorbits_set_num_threads(threads: std::ffi::c_int) {
+    tensorbits::set_num_threads(usize::try_from(threads).unwrap_or(0));
 }
 
 /// The data type of a numpy dtype name (`uint8`, `float16`, `bool`, ...).
@@ -482,5 +526,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(knn, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_name, m)?)?;
     m.add_function(wrap_pyfunction!(ops, m)?)?;
+    m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
     Ok(())
 }

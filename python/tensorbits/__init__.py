@@ -51,6 +51,8 @@ __all__ = [
     "run",
     "ops",
     "gpu_name",
+    "set_num_threads",
+    "get_num_threads",
 ]
 
 class _Default:
@@ -347,3 +349,23 @@ def ops():
 def gpu_name():
     """The GPU the package runs on with ``device="gpu"`` (``RuntimeError`` if there is none)."""
     return _native.gpu_name()
+
+
+def set_num_threads(n):
+    """Sets the number of threads the CPU kernels spread large calls over; ``0`` restores the
+    default (the number of logical CPUs, or ``RAYON_NUM_THREADS``)."""
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"set_num_threads: expected a count of 0 or more, got {n}")
+    _native.set_num_threads(n)
+
+
+def get_num_threads():
+    """The number of threads the CPU kernels spread large calls over."""
+    return _native.get_num_threads()
+
+
+try:  # threadpoolctl's threadpool_limits() and threadpool_info() see tensorbits when installed.
+    from . import _threadpoolctl  # noqa: F401
+except ImportError:
+    pass

@@ -3,7 +3,7 @@
 //! The crate is built in layers, each using only the ones above it in this list:
 //!
 //! - foundation: `dims.rs`, `element.rs` (element and word types), `level.rs`, `error.rs`,
-//!   `alloc.rs` (fallible allocation);
+//!   `alloc.rs` (fallible allocation), `pool.rs` (the CPU thread pool, rebuilt after `fork`);
 //! - `op.rs`, the op ABI: [`OpInfo`], [`Op`], [`Call`], [`Broadcast`], [`InputBuffer`] and the
 //!   validated [`Plan`];
 //! - `validate/`, the one validator every entry point goes through: descriptions, broadcasting,
@@ -25,6 +25,7 @@ mod error;
 mod gpu;
 mod level;
 mod op;
+mod pool;
 mod validate;
 
 pub use api::compiled::{Compiled, compile};
@@ -46,6 +47,7 @@ pub use ndarray;
 pub use op::{
     Axes, Broadcast, Call, InputBuffer, Op, OpInfo, OutputType, Plan, ReduceOp, SupportsType,
 };
+pub use pool::{fork_generation, num_threads, set_num_threads};
 pub use tensorbits_core::{
     BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK, SupportTable, tensor_name,
 };

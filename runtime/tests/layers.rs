@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Modules in dependency order: each may use the ones before it, and itself.
 const ORDER: &[&str] = &[
-    "dims", "level", "error", "element", "alloc", "op", "validate", "cpu", "api", "gpu",
+    "dims", "level", "error", "element", "alloc", "pool", "op", "validate", "cpu", "api", "gpu",
 ];
 
 /// Inside `cpu/`, the same rule between its files: the loops, their dispatch, the walk.

@@ -1,8 +1,8 @@
 //! The CPU executor. Three layers, each using only the ones before it: the hot loops over
 //! contiguous slices (`kernel.rs`, the leaf), their versions per instruction set chosen at run time
-//! (`simd.rs`, the crate's only `unsafe` code), and the walk over any layout (`walk.rs`), which
+//! (`simd.rs`, the executor's only `unsafe` code), and the walk over any layout (`walk.rs`), which
 //! cuts a validated plan into contiguous runs for an op's kernel and spreads large calls over
-//! rayon's thread pool.
+//! the crate's thread pool (`pool.rs`).
 //!
 //! The public items are the executor's tuning constants.
 

@@ -374,8 +374,8 @@ fn pack(b: &Rows<'_>, n: usize, ww: usize) -> Result<Vec<u64>> {
         }
     };
     // As much work as the counts of a few rows: on every thread when large.
-    if p.len() * 8 >= PARALLEL_BYTES && rayon::current_num_threads() > 1 {
-        p.par_chunks_exact_mut(ww * 8).enumerate().for_each(one);
+    if p.len() * 8 >= PARALLEL_BYTES && crate::pool::num_threads() > 1 {
+        crate::pool::run(|| p.par_chunks_exact_mut(ww * 8).enumerate().for_each(one));
     } else {
         p.chunks_exact_mut(ww * 8).enumerate().for_each(one);
     }
@@ -501,7 +501,7 @@ pub(crate) fn run(
     let (so_m, so_n) = (plan.out_strides[nd - 3], plan.out_strides[nd - 2]);
     let oes = plan.out_dtype.size();
     let work = plan.count.saturating_mul(s.k.max(1)).saturating_mul(s.es);
-    let parallel = work >= PARALLEL_BYTES && rayon::current_num_threads() > 1;
+    let parallel = work >= PARALLEL_BYTES && crate::pool::num_threads() > 1;
     for bt in batches(plan, &s, inputs, pair.1)? {
         // Four rows of `a` against up to NB rows of `b` per kernel call.
         let rows_of = |i0: usize, out: &mut [u8], at: &dyn Fn(usize, usize) -> usize| {
@@ -525,7 +525,7 @@ pub(crate) fn run(
             }
         };
         let region = &mut out[bt.out_base * oes..];
-        let threads = rayon::current_num_threads();
+        let threads = crate::pool::num_threads();
         if parallel && so_n == 1 && so_m == s.n && s.m < 2 * 16 * threads {
             // Few rows of `a` (a handful of queries): ranges of `b` in parallel, each task writing
             // its columns of every output row.
@@ -542,43 +542,47 @@ pub(crate) fn run(
                     rest = tail;
                 }
             }
-            parts
-                .into_par_iter()
-                .enumerate()
-                .for_each(|(t, mut rows_out)| {
-                    let (c0, c1) = (t * cols_per, ((t + 1) * cols_per).min(s.n));
-                    let mut tile = vec![0u64; MB * NB];
-                    for i0 in (0..s.m).step_by(MB) {
-                        let ni = (s.m - i0).min(MB);
-                        for j0 in (c0..c1).step_by(NB) {
-                            let nj = (c1 - j0).min(NB);
-                            let tk = task(plan, &s, &bt, (i0, ni), (j0, nj));
-                            (pair.0)(&tk, &mut tile[..ni * nj]);
-                            for r in 0..ni {
-                                let at = (j0 - c0) * oes;
-                                write_run(
-                                    &mut rows_out[i0 + r][at..at + nj * oes],
-                                    &tile[r * nj..(r + 1) * nj],
-                                    oes,
-                                );
+            crate::pool::run(|| {
+                parts
+                    .into_par_iter()
+                    .enumerate()
+                    .for_each(|(t, mut rows_out)| {
+                        let (c0, c1) = (t * cols_per, ((t + 1) * cols_per).min(s.n));
+                        let mut tile = vec![0u64; MB * NB];
+                        for i0 in (0..s.m).step_by(MB) {
+                            let ni = (s.m - i0).min(MB);
+                            for j0 in (c0..c1).step_by(NB) {
+                                let nj = (c1 - j0).min(NB);
+                                let tk = task(plan, &s, &bt, (i0, ni), (j0, nj));
+                                (pair.0)(&tk, &mut tile[..ni * nj]);
+                                for r in 0..ni {
+                                    let at = (j0 - c0) * oes;
+                                    write_run(
+                                        &mut rows_out[i0 + r][at..at + nj * oes],
+                                        &tile[r * nj..(r + 1) * nj],
+                                        oes,
+                                    );
+                                }
                             }
                         }
-                    }
-                });
+                    })
+            });
         } else if parallel && so_n == 1 && so_m == s.n {
             // Packed rows: blocks of output rows are disjoint slices.
             let rows_per = 16usize;
             let bytes = rows_per * s.n * oes;
             let len = (s.m * s.n * oes).min(region.len());
-            region[..len]
-                .par_chunks_mut(bytes)
-                .enumerate()
-                .for_each(|(t, chunk)| {
-                    let m0 = t * rows_per;
-                    for i0 in (m0..(m0 + rows_per).min(s.m)).step_by(MB) {
-                        rows_of(i0, chunk, &|i, j| (i - m0) * s.n + j);
-                    }
-                });
+            crate::pool::run(|| {
+                region[..len]
+                    .par_chunks_mut(bytes)
+                    .enumerate()
+                    .for_each(|(t, chunk)| {
+                        let m0 = t * rows_per;
+                        for i0 in (m0..(m0 + rows_per).min(s.m)).step_by(MB) {
+                            rows_of(i0, chunk, &|i, j| (i - m0) * s.n + j);
+                        }
+                    })
+            });
         } else {
             for i0 in (0..s.m).step_by(MB) {
                 rows_of(i0, region, &|i, j| i * so_m + j * so_n);
@@ -598,7 +602,7 @@ pub(crate) fn knn(
 ) -> Result<Vec<Vec<(u64, u64)>>> {
     let s = shape(plan);
     let mut results = Vec::new();
-    let threads = rayon::current_num_threads();
+    let threads = crate::pool::num_threads();
     let work = (s.m * s.n).saturating_mul(s.k.max(1)).saturating_mul(s.es);
     let parallel = work >= PARALLEL_BYTES && threads > 1;
     for bt in batches(plan, &s, inputs, pair.1)? {
@@ -632,7 +636,7 @@ pub(crate) fn knn(
             select(plan, &s, &bt, (i0, i1), (j0, j1), k, pair)
         };
         let parts: Vec<Vec<Vec<(u64, u64)>>> = if parallel {
-            tasks.par_iter().map(one).collect()
+            crate::pool::run(|| tasks.par_iter().map(one).collect())
         } else {
             tasks.iter().map(one).collect()
         };

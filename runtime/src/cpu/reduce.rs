@@ -196,7 +196,7 @@ impl<'a> Job<'a> {
         let bytes = count
             .saturating_mul(reduced)
             .saturating_mul(self.ies * self.n);
-        let threads = rayon::current_num_threads();
+        let threads = crate::pool::num_threads();
         let parallel = bytes >= PARALLEL_BYTES && threads > 1;
         // Units of output work: single outputs (rows) or blocks of one (columns).
         let columns = self.columns();
@@ -248,7 +248,7 @@ impl<'a> Job<'a> {
                 }
             };
             if parallel {
-                slices.into_par_iter().for_each(run);
+                crate::pool::run(|| slices.into_par_iter().for_each(run));
             } else {
                 slices.into_iter().for_each(run);
             }
@@ -270,7 +270,7 @@ impl<'a> Job<'a> {
             acc
         };
         let partials: Vec<Vec<u64>> = if parallel {
-            tasks.par_iter().map(run).collect()
+            crate::pool::run(|| tasks.par_iter().map(run).collect())
         } else {
             tasks.iter().map(run).collect()
         };

@@ -1,4 +1,4 @@
-//! The CPU executor's only `unsafe` code, for speed on x86_64:
+//! The CPU executor's `unsafe` code, for speed on x86_64:
 //!
 //! - the executor's hot loop compiled again for AVX2 and for AVX-512, and called when the CPU has
 //!   those features (detected at run time; the baseline build only assumes SSE2, which has no

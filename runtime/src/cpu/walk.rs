@@ -75,32 +75,34 @@ pub(crate) fn run(plan: &Plan, inputs: &[InputBuffer<'_>], out: &mut [u8], kerne
             return;
         }
     }
-    let threads = rayon::current_num_threads();
+    let threads = crate::pool::num_threads();
     if bytes >= PARALLEL_BYTES && threads > 1 && packed_in_order(plan) {
         // A few tasks per thread balance uneven cores; whole cache lines per task.
         let per = (plan.count / (threads * 4))
             .max(PARALLEL_BYTES / 4 / oes)
             .next_multiple_of(64);
-        out[..plan.count * oes]
-            .par_chunks_mut(per * oes)
-            .enumerate()
-            .for_each(|(t, chunk)| {
-                let len = chunk.len() / oes;
-                segment(
-                    plan,
-                    g,
-                    inputs,
-                    chunk,
-                    t * per,
-                    len,
-                    t * per,
-                    stream,
-                    kernel,
-                );
-                if stream {
-                    simd::fence();
-                }
-            });
+        crate::pool::run(|| {
+            out[..plan.count * oes]
+                .par_chunks_mut(per * oes)
+                .enumerate()
+                .for_each(|(t, chunk)| {
+                    let len = chunk.len() / oes;
+                    segment(
+                        plan,
+                        g,
+                        inputs,
+                        chunk,
+                        t * per,
+                        len,
+                        t * per,
+                        stream,
+                        kernel,
+                    );
+                    if stream {
+                        simd::fence();
+                    }
+                })
+        });
     } else {
         segment(plan, g, inputs, out, 0, plan.count, 0, stream, kernel);
         if stream {
