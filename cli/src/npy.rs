@@ -26,14 +26,8 @@ const MAX_HEADER: usize = 10_000;
 
 /// The descr numpy writes for a data type on a little-endian machine.
 pub fn descr(dt: DataType) -> String {
-    let kind = match dt {
-        DataType::Bool => 'b',
-        t if t.is_float() => 'f',
-        t if t.is_signed() => 'i',
-        _ => 'u',
-    };
     let order = if dt.size() == 1 { '|' } else { '<' };
-    format!("{order}{kind}{}", dt.size())
+    format!("{order}{}{}", dt.numpy_kind(), dt.size())
 }
 
 fn supported() -> String {
@@ -50,21 +44,7 @@ fn parse_descr(s: &str) -> Option<(DataType, bool)> {
     };
     let kind = rest.chars().next()?;
     let size: usize = rest.get(1..)?.parse().ok()?;
-    let dt = match (kind, size) {
-        ('b', 1) => DataType::Bool,
-        ('u', 1) => DataType::U8,
-        ('u', 2) => DataType::U16,
-        ('u', 4) => DataType::U32,
-        ('u', 8) => DataType::U64,
-        ('i', 1) => DataType::I8,
-        ('i', 2) => DataType::I16,
-        ('i', 4) => DataType::I32,
-        ('i', 8) => DataType::I64,
-        ('f', 2) => DataType::F16,
-        ('f', 4) => DataType::F32,
-        ('f', 8) => DataType::F64,
-        _ => return None,
-    };
+    let dt = DataType::from_numpy_kind(kind, size)?;
     // `=` is the machine's order; this tool runs on little-endian machines only.
     Some((dt, order == '>' && size > 1))
 }

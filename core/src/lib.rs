@@ -95,6 +95,52 @@ impl DataType {
         }
     }
 
+    /// numpy's name: `uint8`, `float16`, `bool`, ...
+    pub const fn numpy_name(self) -> &'static str {
+        match self {
+            DataType::F64 => "float64",
+            DataType::F32 => "float32",
+            DataType::F16 => "float16",
+            DataType::I64 => "int64",
+            DataType::I32 => "int32",
+            DataType::I16 => "int16",
+            DataType::I8 => "int8",
+            DataType::U64 => "uint64",
+            DataType::U32 => "uint32",
+            DataType::U16 => "uint16",
+            DataType::U8 => "uint8",
+            DataType::Bool => "bool",
+        }
+    }
+
+    /// numpy's kind character (`dtype.kind`): `b`, `i`, `u` or `f`. With [`size`](Self::size) it
+    /// makes the type string of `.npy` headers and the array interface (`<u2`).
+    pub const fn numpy_kind(self) -> char {
+        match self {
+            DataType::Bool => 'b',
+            DataType::I8 | DataType::I16 | DataType::I32 | DataType::I64 => 'i',
+            DataType::U8 | DataType::U16 | DataType::U32 | DataType::U64 => 'u',
+            DataType::F16 | DataType::F32 | DataType::F64 => 'f',
+        }
+    }
+
+    /// The type of numpy's kind character and item size (`('u', 2)` is `U16`), if the library has
+    /// it.
+    pub fn from_numpy_kind(kind: char, size: usize) -> Option<DataType> {
+        DataType::ALL
+            .into_iter()
+            .find(|t| t.numpy_kind() == kind && t.size() == size)
+    }
+
+    /// Every type's numpy name in numpy's order (`bool, int8, ..., uint64, float16, ...`),
+    /// separated by `sep`: the list Python's and the command line's errors print.
+    pub fn all_numpy_names(sep: &str) -> String {
+        let mut all = DataType::ALL;
+        all.sort_by_key(|t| ("biuf".find(t.numpy_kind()), t.size()));
+        let names: Vec<&str> = all.iter().map(|t| t.numpy_name()).collect();
+        names.join(sep)
+    }
+
     /// Every type's Rust spelling, in [`ALL`](Self::ALL)'s order, separated by `sep`: the list error
     /// messages print.
     pub fn all_names(sep: &str) -> String {
@@ -102,10 +148,13 @@ impl DataType {
         names.join(sep)
     }
 
-    /// Parses the Rust spelling (`u8`) or the DirectML one (`UINT8`), case-insensitively.
+    /// Parses the Rust spelling (`u8`), the DirectML one (`UINT8`) or numpy's (`uint8`),
+    /// case-insensitively.
     pub fn from_name(name: &str) -> Option<DataType> {
         DataType::ALL.into_iter().find(|t| {
-            t.name().eq_ignore_ascii_case(name) || t.dml_name().eq_ignore_ascii_case(name)
+            t.name().eq_ignore_ascii_case(name)
+                || t.dml_name().eq_ignore_ascii_case(name)
+                || t.numpy_name().eq_ignore_ascii_case(name)
         })
     }
 
@@ -412,7 +461,14 @@ mod tests {
         for t in DataType::ALL {
             assert_eq!(DataType::from_name(t.name()), Some(t));
             assert_eq!(DataType::from_name(t.dml_name()), Some(t));
+            assert_eq!(DataType::from_name(t.numpy_name()), Some(t));
+            assert_eq!(DataType::from_numpy_kind(t.numpy_kind(), t.size()), Some(t));
         }
+        assert_eq!(
+            DataType::all_numpy_names(" "),
+            "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64"
+        );
+        assert_eq!(DataType::from_numpy_kind('c', 8), None);
         for l in FeatureLevel::ALL {
             assert_eq!(FeatureLevel::parse(l.name()), Some(l));
         }

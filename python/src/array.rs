@@ -15,40 +15,10 @@ use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 
 use crate::py_err;
 
-/// numpy's names of the library's data types.
-pub(crate) const NUMPY_NAMES: [&str; 12] = [
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-    "float32", "float64",
-];
-
-const TYPES: [DataType; 12] = [
-    DataType::Bool,
-    DataType::I8,
-    DataType::I16,
-    DataType::I32,
-    DataType::I64,
-    DataType::U8,
-    DataType::U16,
-    DataType::U32,
-    DataType::U64,
-    DataType::F16,
-    DataType::F32,
-    DataType::F64,
-];
-
+/// The data type of a numpy dtype name (`uint8`, `float16`, `bool`, ...), or of the library's
+/// own spellings (`u8`, `UINT8`).
 pub(crate) fn dtype_from_numpy_name(name: &str) -> Option<DataType> {
-    NUMPY_NAMES
-        .iter()
-        .position(|n| *n == name)
-        .map(|i| TYPES[i])
-        .or_else(|| DataType::from_name(name))
-}
-
-fn numpy_name(t: DataType) -> &'static str {
-    TYPES
-        .iter()
-        .position(|x| *x == t)
-        .map_or("uint8", |i| NUMPY_NAMES[i])
+    DataType::from_name(name)
 }
 
 /// A new C-ordered numpy array of `shape` and `dtype`, uninitialized (every element is written).
@@ -60,7 +30,7 @@ pub(crate) fn empty<'py>(
     static EMPTY: pyo3::sync::PyOnceLock<pyo3::Py<PyAny>> = pyo3::sync::PyOnceLock::new();
     EMPTY
         .import(py, "numpy", "empty")?
-        .call1((shape.to_vec(), numpy_name(dtype)))
+        .call1((shape.to_vec(), dtype.numpy_name()))
 }
 
 /// A numpy array's data pointer, type and layout (byte strides, signed).
@@ -90,16 +60,7 @@ impl Arr {
         let d = a.dtype();
         let item = d.itemsize();
         let kind = d.kind();
-        let dtype = TYPES.iter().copied().find(|t| {
-            t.size() == item
-                && match kind {
-                    b'b' => *t == DataType::Bool,
-                    b'u' => t.name().starts_with('u'),
-                    b'i' => t.name().starts_with('i'),
-                    b'f' => t.name().starts_with('f'),
-                    _ => false,
-                }
-        });
+        let dtype = DataType::from_numpy_kind(char::from(kind), item);
         let dtype = match dtype {
             Some(t) if d.is_native_byteorder() != Some(false) && !d.has_fields() => t,
             _ => {
@@ -107,7 +68,7 @@ impl Arr {
                     "{name}: tensorbits has no data type for numpy's {}; it has {}",
                     d.str()
                         .map_or_else(|_| "dtype".to_owned(), |s| s.to_string()),
-                    NUMPY_NAMES.join(", ")
+                    DataType::all_numpy_names(", ")
                 )));
             }
         };

@@ -194,7 +194,7 @@ fn dtype_named(name: &str) -> PyResult<DataType> {
     array::dtype_from_numpy_name(name).ok_or_else(|| {
         PyTypeError::new_err(format!(
             "tensorbits has no data type {name:?}; it has {}",
-            array::NUMPY_NAMES.join(", ")
+            DataType::all_numpy_names(", ")
         ))
     })
 }
