@@ -11,7 +11,11 @@ copy and whose type the result takes, and Python scalars, which take the other i
 Every call takes ``device="cpu" | "gpu" | "auto"`` (``auto`` runs on the CPU: the data lies in host
 memory, where the CPU kernels run at memory bandwidth) and ``level=`` (a DirectML feature level
 such as ``"3_0"``, default ``"EXT"``). Element-wise ops also take ``broadcast="numpy" | "none" |
-"pdpd"`` and, for ``pdpd``, ``axis=``.
+"pdpd"`` and, for ``pdpd``, ``broadcast_axis=``. Results follow numpy: a 0-d result is a numpy
+scalar. The reductions reduce every axis by default, as ``np.sum`` does (``np.bitwise_xor.reduce``
+reduces axis 0: pass ``axis=0`` for its result).
+
+The examples in the docstrings assume ``import numpy as np`` and ``import tensorbits as tb``.
 
 Semantics are the library's (see its README): ops act on the stored bits of every type (floats
 included); shifts by a negative count or one at least the bit width give 0 (or -1 for a right
@@ -164,10 +168,14 @@ def _out(out):
 
 
 def _present(result, flips, wrap):
+    """A new result as the caller gets it: reversed back along ``flips``, a numpy scalar when 0-d
+    (as numpy's functions give), or the input's array type through ``wrap``."""
     if flips:
         index = tuple(slice(None, None, -1) if j in flips else slice(None) for j in range(result.ndim))
         result = result[index]
-    return wrap(result) if wrap is not None else result
+    if wrap is not None:
+        return wrap(result)
+    return result[()] if result.ndim == 0 else result
 
 
 def _axes(axis, ndim):
@@ -200,9 +208,69 @@ def _call(op, xs, names, out, dtype=None, device="auto", level=None, broadcast=N
     return _present(result, flips, wrap)
 
 
+# Parts of the docstrings that many functions share, in numpydoc's sections.
+_DOC = {
+    "x1, x2": """x1, x2 : array_like
+    numpy arrays of one dtype (bool, int8 to int64, uint8 to uint64, float16 to float64; floats are
+    bit patterns), objects with ``__dlpack__`` such as PyTorch CPU tensors, or Python scalars,
+    which take the other input's dtype. Any strides, reversed views included, are read in place.""",
+    "x": """x : array_like
+    A numpy array (bool, int8 to int64, uint8 to uint64, float16 to float64; floats are bit
+    patterns), an object with ``__dlpack__`` such as a PyTorch CPU tensor, or a numpy scalar.""",
+    "out": """out : ndarray or tensor, optional
+    Where to write the result, of its shape and dtype and any strides; it may be an input (in
+    place). It is returned.""",
+    "device": """device : {"auto", "cpu", "gpu"}, default "auto"
+    Where the call runs: ``"auto"`` runs on the CPU, where the data lies; ``"gpu"`` on the
+    package's GPU (``gpu_name()``), with the same bits.""",
+    "level": """level : str, optional
+    A DirectML feature level, such as ``"3_0"``: a dtype the op lacks at that level raises
+    ``TypeError``. Default: every dtype the library has (``"EXT"``).""",
+    "broadcast": """broadcast : {"numpy", "none", "pdpd"}, optional
+    How the shapes broadcast: numpy's rules (the default), equal shapes only, or PaddlePaddle's
+    (``x2``'s shape is a run of ``x1``'s dimensions starting at ``broadcast_axis``).""",
+    "broadcast_axis": """broadcast_axis : int, optional
+    For ``broadcast="pdpd"``: the dimension of ``x1`` where ``x2``'s shape starts (default, and
+    ``-1``: ``x1.ndim - x2.ndim``).""",
+    "axis": """axis : None or int or tuple of ints, optional
+    The axes to reduce, negative ones counted from the end. Default, and ``None``: every axis, as
+    ``np.sum`` does. (``np.bitwise_xor.reduce`` reduces axis 0 by default: pass ``axis=0`` for
+    its result.)""",
+    "keepdims": """keepdims : bool, default False
+    Keep each reduced axis as a dimension of size 1.""",
+    "returns": """Returns
+-------
+ndarray
+    A new array, or a numpy scalar where numpy gives one (a 0-d result); ``out`` when given; a
+    tensor of the input's type (``torch.Tensor``) for ``__dlpack__`` inputs.""",
+    "raises": """Raises
+------
+TypeError
+    A dtype the op does not support (at ``level``), inputs of two dtypes, or an ``out`` of
+    another dtype.
+ValueError
+    Shapes that do not fit together, or an ``out`` of another shape.
+RuntimeError
+    ``device="gpu"`` without a GPU, or a failure of the GPU.
+MemoryError
+    Memory for the result (or for a copy of an input) cannot be allocated.""",
+}
+
+
+def _doc(text):
+    """A docstring with ``<name>`` replaced by the shared part ``name`` (indented as the marker)."""
+    for name, part in _DOC.items():
+        marker = f"<{name}>"
+        while marker in text:
+            at = text.index(marker)
+            indent = text[text.rindex("\n", 0, at) + 1:at]
+            text = text.replace(marker, part.replace("\n", "\n" + indent), 1)
+    return text
+
+
 def _named(f, name, doc):
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = doc
+    f.__doc__ = _doc(doc)
     return f
 
 
@@ -216,86 +284,285 @@ def _runs(op):
     return mark
 
 
-def _binary(name, op, doc):
+def _binary(name, op, summary, example):
     index = _native.op_index(op)
 
-    def f(x1, x2, /, out=None, *, device="auto", level=None, broadcast=None, axis=None):
+    def f(x1, x2, /, out=None, *, device="auto", level=None, broadcast=None, broadcast_axis=None):
         if type(x1) is np.ndarray and type(x2) is np.ndarray and (out is None or type(out) is np.ndarray):
             # The common case, without the conversions of `_call`.
-            result, flips = _native.run(index, [x1, x2], out, None, device, level, broadcast, axis,
-                                        None, False)
-            return out if out is not None else (_present(result, flips, None) if flips else result)
+            result, flips = _native.run(index, [x1, x2], out, None, device, level, broadcast,
+                                        broadcast_axis, None, False)
+            return out if out is not None else _present(result, flips, None)
         return _call(index, [x1, x2], ["x1", "x2"], out, device=device, level=level,
-                     broadcast=broadcast, axis=axis)
+                     broadcast=broadcast, axis=broadcast_axis)
 
+    doc = f"""{summary}
+
+    Parameters
+    ----------
+    <x1, x2>
+    <out>
+    <device>
+    <level>
+    <broadcast>
+    <broadcast_axis>
+
+    <returns>
+
+    <raises>
+
+    See Also
+    --------
+    numpy.{name}
+
+    Examples
+    --------
+{example}
+    """
     return _runs(op)(_named(f, name, doc))
 
 
-bitwise_and = _binary("bitwise_and", "and", "Element-wise AND of the bits of ``x1`` and ``x2``.")
-bitwise_or = _binary("bitwise_or", "or", "Element-wise OR of the bits of ``x1`` and ``x2``.")
-bitwise_xor = _binary("bitwise_xor", "xor", "Element-wise XOR of the bits of ``x1`` and ``x2``.")
+bitwise_and = _binary(
+    "bitwise_and", "and",
+    "Element-wise AND of the bits of ``x1`` and ``x2``.",
+    """    >>> tb.bitwise_and(np.array([12, 10], dtype=np.uint8), 6)
+    array([4, 2], dtype=uint8)
+    >>> tb.bitwise_and(np.array([True, True]), np.array([False, True]))
+    array([False,  True])""",
+)
+bitwise_or = _binary(
+    "bitwise_or", "or",
+    "Element-wise OR of the bits of ``x1`` and ``x2``.",
+    """    >>> tb.bitwise_or(np.array([12, 10], dtype=np.uint8), 1)
+    array([13, 11], dtype=uint8)""",
+)
+bitwise_xor = _binary(
+    "bitwise_xor", "xor",
+    "Element-wise XOR of the bits of ``x1`` and ``x2``.",
+    """    >>> tb.bitwise_xor(np.array([12, 10], dtype=np.uint8), 6)
+    array([10, 12], dtype=uint8)
+
+    Floats are bit patterns: XOR with the sign bit negates.
+
+    >>> tb.bitwise_xor(np.array([1.5, -2.0], dtype=np.float32), np.float32(-0.0))
+    array([-1.5,  2. ], dtype=float32)""",
+)
 left_shift = _binary(
     "left_shift", "shl",
-    "``x1 << x2`` element-wise; a count that is negative or at least the bit width gives 0.",
+    """``x1 << x2`` element-wise.
+
+    A count that is negative or at least the bit width gives 0 (numpy's result for a count past the
+    width; numpy's result for a negative count is undefined).""",
+    """    >>> tb.left_shift(np.array([1, 3], dtype=np.uint8), np.array([2, 7], dtype=np.uint8))
+    array([  4, 128], dtype=uint8)
+    >>> tb.left_shift(np.array([1], dtype=np.uint8), 9)
+    array([0], dtype=uint8)""",
 )
 right_shift = _binary(
     "right_shift", "shr",
-    "``x1 >> x2`` element-wise, arithmetic for signed types; a count that is negative or at least "
-    "the bit width gives 0, or -1 for a negative ``x1``.",
+    """``x1 >> x2`` element-wise, arithmetic for signed types.
+
+    A count that is negative or at least the bit width gives 0, or -1 for a negative ``x1``.""",
+    """    >>> tb.right_shift(np.array([-16, 16], dtype=np.int8), 2)
+    array([-4,  4], dtype=int8)
+    >>> tb.right_shift(np.array([-16, 16], dtype=np.int8), 8)
+    array([-1,  0], dtype=int8)""",
 )
 
 
 @_runs("not")
 def bitwise_not(x, /, out=None, *, device="auto", level=None):
-    """Element-wise NOT of the bits of ``x`` (logical NOT for bool)."""
     return _call("not", [x], ["x"], out, device=device, level=level)
 
 
+_named(bitwise_not, "bitwise_not", """Element-wise NOT of the bits of ``x`` (logical NOT for bool).
+
+    ``invert`` is the same function.
+
+    Parameters
+    ----------
+    <x>
+    <out>
+    <device>
+    <level>
+
+    <returns>
+
+    <raises>
+
+    See Also
+    --------
+    numpy.bitwise_not
+
+    Examples
+    --------
+    >>> tb.bitwise_not(np.array([0, 5], dtype=np.uint8))
+    array([255, 250], dtype=uint8)
+    >>> tb.bitwise_not(np.array([True, False]))
+    array([False,  True])
+    """)
 invert = bitwise_not
 
 
 @_runs("popcount")
 def bitwise_count(x, /, out=None, *, dtype=None, device="auto", level=None):
-    """The number of set bits of each element's stored pattern (uint8, or ``dtype="uint32"``).
-
-    Signed values count their two's complement bits: ``bitwise_count(np.int8(-1))`` is 8, where
-    numpy's ``bitwise_count`` counts the absolute value and gives 1.
-    """
     return _call("popcount", [x], ["x"], out, dtype=dtype, device=device, level=level)
 
 
-def _reduction(name, op, doc):
+_named(bitwise_count, "bitwise_count", """The number of set bits of each element's stored pattern.
+
+    Signed values count their two's complement bits: ``bitwise_count(np.int8(-1))`` is 8, where
+    ``numpy.bitwise_count`` counts the absolute value and gives 1. Floats count their bits.
+
+    Parameters
+    ----------
+    <x>
+    <out>
+    dtype : {"uint8", "uint32"}, optional
+        The result's dtype (default uint8).
+    <device>
+    <level>
+
+    <returns>
+
+    <raises>
+
+    See Also
+    --------
+    numpy.bitwise_count
+
+    Examples
+    --------
+    >>> tb.bitwise_count(np.array([0, 7, 255], dtype=np.uint8))
+    array([0, 3, 8], dtype=uint8)
+    >>> int(tb.bitwise_count(np.int8(-1)))
+    8
+    """)
+
+
+def _reduction(name, op, summary, example, empty, dtype_doc):
     def f(x, /, axis=_DEFAULT, *, out=None, keepdims=False, dtype=None, device="auto", level=None):
         return _call(op, [x], ["x"], out, dtype=dtype, device=device, level=level,
                      axes=axis, keepdims=keepdims)
 
+    doc = f"""{summary}
+
+    {empty}
+
+    Parameters
+    ----------
+    <x>
+    <axis>
+    out : ndarray or tensor, optional
+        Where to write the result, of its shape and dtype and any strides. It is returned.
+    <keepdims>
+    {dtype_doc}
+    <device>
+    <level>
+
+    <returns>
+
+    <raises>
+
+    Examples
+    --------
+{example}
+    """
     return _runs(op)(_named(f, name, doc))
 
 
+_SAME_DTYPE = """dtype : None
+        The result has the input's dtype (the argument is there for the signature of the sums)."""
+
 bitwise_and_reduce = _reduction(
     "bitwise_and_reduce", "and_reduce",
-    "AND of the elements along ``axis`` (default: all axes; an int, a tuple, or None for all). "
-    "An empty reduction gives all ones.",
+    "AND of the elements along ``axis``; ``np.bitwise_and.reduce`` with every axis by default.",
+    """    >>> x = np.array([[12, 10], [6, 15]], dtype=np.uint8)
+    >>> tb.bitwise_and_reduce(x, axis=0)
+    array([ 4, 10], dtype=uint8)
+    >>> int(tb.bitwise_and_reduce(x))
+    0""",
+    "An empty reduction gives all ones (every bit set), numpy's identity for AND.",
+    _SAME_DTYPE,
 )
 bitwise_or_reduce = _reduction(
-    "bitwise_or_reduce", "or_reduce", "OR of the elements along ``axis`` (default: all)."
+    "bitwise_or_reduce", "or_reduce",
+    "OR of the elements along ``axis``; ``np.bitwise_or.reduce`` with every axis by default.",
+    """    >>> x = np.array([[1, 2], [4, 8]], dtype=np.uint8)
+    >>> tb.bitwise_or_reduce(x, axis=1)
+    array([ 3, 12], dtype=uint8)""",
+    "An empty reduction gives 0.",
+    _SAME_DTYPE,
 )
 bitwise_xor_reduce = _reduction(
-    "bitwise_xor_reduce", "xor_reduce", "XOR of the elements along ``axis`` (default: all)."
+    "bitwise_xor_reduce", "xor_reduce",
+    "XOR of the elements along ``axis``; ``np.bitwise_xor.reduce`` with every axis by default.",
+    """    >>> x = np.array([[1, 3], [7, 15]], dtype=np.uint8)
+    >>> tb.bitwise_xor_reduce(x, axis=0)
+    array([ 6, 12], dtype=uint8)
+    >>> int(tb.bitwise_xor_reduce(x))
+    10""",
+    "An empty reduction gives 0.",
+    _SAME_DTYPE,
 )
 bitwise_count_sum = _reduction(
     "bitwise_count_sum", "popcount_sum",
-    "Set bits summed along ``axis`` (default: all), as uint32 (or ``dtype=``: a sum that could "
-    "pass the output type is refused before running).",
+    "The set bits of the elements, summed along ``axis``.",
+    """    >>> x = np.array([[1, 3], [7, 255]], dtype=np.uint8)
+    >>> tb.bitwise_count_sum(x, axis=1)
+    array([ 3, 11], dtype=uint32)
+    >>> int(tb.bitwise_count_sum(x))
+    14""",
+    "Signed values count their two's complement bits; an empty reduction gives 0.",
+    """dtype : {"uint8", "uint16", "uint32", "uint64"}, optional
+        The result's dtype (default uint32). A sum that could pass it, from the number of
+        elements reduced and their bit width, raises ``ValueError`` before anything runs.""",
 )
 
 
 @_runs("hamming")
 def hamming_distance(x1, x2, /, axis=_DEFAULT, *, out=None, keepdims=False, dtype=None,
                      device="auto", level=None, broadcast=None):
-    """Bits that differ between ``x1`` and ``x2``, summed along ``axis`` (default: the last)."""
     return _call("hamming", [x1, x2], ["x1", "x2"], out, dtype=dtype, device=device, level=level,
                  broadcast=broadcast, axes=axis, keepdims=keepdims)
+
+
+_named(hamming_distance, "hamming_distance", """The number of bits that differ between ``x1`` and ``x2``, summed along ``axis``.
+
+    ``bitwise_count(bitwise_xor(x1, x2))`` summed, in one pass: for rows of packed binary codes,
+    the Hamming distance of each pair of rows.
+
+    Parameters
+    ----------
+    <x1, x2>
+    axis : None or int or tuple of ints, optional
+        The axes to sum over, negative ones counted from the end. Default: the last axis; ``None``:
+        every axis.
+    out : ndarray or tensor, optional
+        Where to write the result, of its shape and dtype and any strides. It is returned.
+    <keepdims>
+    dtype : {"uint8", "uint16", "uint32", "uint64"}, optional
+        The result's dtype (default uint32); a sum that could pass it raises ``ValueError``.
+    <device>
+    <level>
+    broadcast : {"numpy", "none"}, optional
+        How the shapes broadcast before the sum: numpy's rules (the default) or equal shapes only.
+
+    <returns>
+
+    <raises>
+
+    See Also
+    --------
+    hamming_cdist : every row of one array against every row of another.
+
+    Examples
+    --------
+    >>> a = np.array([[0b1111, 0], [1, 1]], dtype=np.uint8)
+    >>> b = np.array([[0b0101, 1], [1, 1]], dtype=np.uint8)
+    >>> tb.hamming_distance(a, b)
+    array([3, 0], dtype=uint32)
+    """)
 
 
 def _packed_codes(a, b, name):
@@ -309,19 +576,58 @@ def _packed_codes(a, b, name):
             )
 
 
+_CODES = """a : array_like
+        Codes ``[..., M, K]``: ``M`` rows of ``K`` integers (uint8 to uint64, or int8 to int64,
+        whose stored bits count), such as ``np.packbits(embeddings > 0, axis=-1)``.
+    b : array_like
+        Codes ``[..., N, K]`` of the same dtype; leading dimensions broadcast."""
+
+
 @_runs("hamming_cdist")
 def hamming_cdist(a, b, /, *, out=None, dtype=None, device="auto", level=None):
-    """All-pairs Hamming distances: ``a [..., M, K]`` and ``b [..., N, K]`` give ``[..., M, N]``."""
     _packed_codes(*_inputs([a, b], ["a", "b"])[0], "hamming_cdist")
     return _call("hamming_cdist", [a, b], ["a", "b"], out, dtype=dtype, device=device, level=level)
 
 
-def knn(a, b, /, k, *, dtype=None, device="auto", level=None):
-    """The ``k`` rows of ``b`` nearest each row of ``a`` in Hamming distance.
+_named(hamming_cdist, "hamming_cdist", f"""All-pairs Hamming distances between the rows of ``a`` and the rows of ``b``.
 
-    Returns ``(distances, indices)``, both ``[..., M, k]``: distances ascending, ties by the lower
-    index, indices int64. The same on the CPU and the GPU, bit for bit.
-    """
+    The distance of rows ``i`` and ``j`` is the number of bits that differ, as
+    ``scipy.spatial.distance.cdist(..., "hamming")`` times the bit count, or FAISS's
+    ``hammings``.
+
+    Parameters
+    ----------
+    {_CODES}
+    out : ndarray or tensor, optional
+        Where to write the result, ``[..., M, N]`` of its dtype and any strides. It is returned.
+    dtype : {{"uint8", "uint16", "uint32", "uint64"}}, optional
+        The result's dtype (default uint32); a distance that could pass it raises ``ValueError``.
+    <device>
+    <level>
+
+    Returns
+    -------
+    ndarray
+        ``[..., M, N]`` distances; ``out`` when given; a tensor of the input's type for
+        ``__dlpack__`` inputs.
+
+    <raises>
+
+    See Also
+    --------
+    knn : the ``k`` smallest distances of each row, without the whole matrix.
+
+    Examples
+    --------
+    >>> a = np.array([[0b1111], [0]], dtype=np.uint8)
+    >>> b = np.array([[0b0001], [0b0011], [255]], dtype=np.uint8)
+    >>> tb.hamming_cdist(a, b)
+    array([[3, 2, 4],
+           [1, 2, 8]], dtype=uint32)
+    """)
+
+
+def knn(a, b, /, k, *, dtype=None, device="auto", level=None):
     (a, b), wrap = _inputs([a, b], ["a", "b"])
     _packed_codes(a, b, "knn")
     k = operator.index(k)
@@ -333,27 +639,124 @@ def knn(a, b, /, k, *, dtype=None, device="auto", level=None):
     return _present(d, flips, wrap), _present(i, flips, wrap)
 
 
-def run(op, *inputs, out=None, dtype=None, device="auto", level=None, broadcast=None, axis=None,
-        axes=_DEFAULT, keepdims=False):
-    """Runs a standard op by any of its names (``"xor"``, ``"BitwiseXor"``, ``"ELEMENT_WISE_BIT_XOR"``)."""
+_named(knn, "knn", f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamming distance: exact search.
+
+    The same results as FAISS's ``IndexBinaryFlat.search`` and ``knn_hamming``, ties included,
+    and the same on the CPU and the GPU, bit for bit.
+
+    Parameters
+    ----------
+    {_CODES}
+    k : int
+        How many neighbours per row, from 0 to ``N``.
+    dtype : {{"uint8", "uint16", "uint32", "uint64"}}, optional
+        The distances' dtype (default uint32); a distance that could pass it raises ``ValueError``.
+    <device>
+    <level>
+
+    Returns
+    -------
+    distances : ndarray
+        ``[..., M, k]``, ascending along the last axis.
+    indices : ndarray
+        ``[..., M, k]`` int64 rows of ``b``; equal distances in ascending index order.
+
+    <raises>
+
+    See Also
+    --------
+    hamming_cdist : every distance.
+
+    Examples
+    --------
+    >>> codes = np.array([[0b0000], [0b0111], [0b0001], [0b1111]], dtype=np.uint8)
+    >>> d, i = tb.knn(np.array([[0b0011]], dtype=np.uint8), codes, k=3)
+    >>> d
+    array([[1, 1, 2]], dtype=uint32)
+    >>> i
+    array([[1, 2, 0]])
+    """)
+
+
+def run(op, *inputs, out=None, dtype=None, device="auto", level=None, broadcast=None,
+        broadcast_axis=None, axis=_DEFAULT, keepdims=False):
     names = [f"input {i}" for i in range(len(inputs))]
     return _call(op, list(inputs), names, out, dtype=dtype, device=device, level=level,
-                 broadcast=broadcast, axis=axis, axes=axes, keepdims=keepdims)
+                 broadcast=broadcast, axis=broadcast_axis, axes=axis, keepdims=keepdims)
+
+
+_named(run, "run", """Runs a standard op by any of its names.
+
+    Parameters
+    ----------
+    op : str
+        The op's name, short name or DirectML name: ``"xor"``, ``"BitwiseXor"``,
+        ``"ELEMENT_WISE_BIT_XOR"`` (``ops()`` lists them).
+    *inputs : array_like
+        The op's inputs, as its function takes them.
+    out, dtype, device, level, broadcast, broadcast_axis, axis, keepdims
+        As the op's function takes them; ``axis`` is a reduction's.
+
+    <returns>
+
+    <raises>
+
+    Examples
+    --------
+    >>> tb.run("ELEMENT_WISE_BIT_XOR", np.array([12], dtype=np.uint8), 6)
+    array([10], dtype=uint8)
+    """)
 
 
 def ops():
-    """The standard ops: ``(name, short name, inputs, summary)`` for each."""
+    """The standard ops.
+
+    Returns
+    -------
+    list of tuple
+        ``(name, short name, input names, summary)`` for each op.
+
+    Examples
+    --------
+    >>> [short for _, short, _, _ in tb.ops()][:3]
+    ['and', 'or', 'xor']
+    """
     return _native.ops()
 
 
 def gpu_name():
-    """The GPU the package runs on with ``device="gpu"`` (``RuntimeError`` if there is none)."""
+    """The GPU that ``device="gpu"`` runs on: its name, driver and backend.
+
+    Raises
+    ------
+    RuntimeError
+        There is no GPU (or no Vulkan, Metal or DirectX 12 driver).
+    """
     return _native.gpu_name()
 
 
 def set_num_threads(n):
-    """Sets the number of threads the CPU kernels spread large calls over; ``0`` restores the
-    default (the number of logical CPUs, or ``RAYON_NUM_THREADS``)."""
+    """Sets the number of threads the CPU kernels spread large calls over.
+
+    Parameters
+    ----------
+    n : int
+        The thread count from the next call on; ``0`` restores the default (the number of logical
+        CPUs, or ``RAYON_NUM_THREADS`` when set). threadpoolctl's ``threadpool_limits`` sets it
+        too (``user_api="tensorbits"``).
+
+    Raises
+    ------
+    ValueError
+        ``n`` is negative.
+
+    Examples
+    --------
+    >>> tb.set_num_threads(1)
+    >>> tb.get_num_threads()
+    1
+    >>> tb.set_num_threads(0)
+    """
     n = operator.index(n)
     if n < 0:
         raise ValueError(f"set_num_threads: expected a count of 0 or more, got {n}")
@@ -361,7 +764,14 @@ def set_num_threads(n):
 
 
 def get_num_threads():
-    """The number of threads the CPU kernels spread large calls over."""
+    """The number of threads the CPU kernels spread large calls over.
+
+    Returns
+    -------
+    int
+        The count ``set_num_threads`` set, or the default: the number of logical CPUs, or
+        ``RAYON_NUM_THREADS`` when set.
+    """
     return _native.get_num_threads()
 
 

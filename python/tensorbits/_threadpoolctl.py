@@ -4,7 +4,7 @@ BLAS and OpenMP (``user_api="tensorbits"``)."""
 
 import ctypes
 
-from threadpoolctl import LibController, register
+from threadpoolctl import LibController, register  # type: ignore[import-untyped, unused-ignore]
 
 
 class TensorbitsController(LibController):

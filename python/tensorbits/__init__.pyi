@@ -1,0 +1,719 @@
+# Types of the public API. The functions are made at import time (one factory per kind of op), so
+# their signatures are written here; CI checks them against the built package with mypy's stubtest.
+from collections.abc import Sequence
+from typing import Any, Final, Literal, Protocol, TypeVar, overload
+
+import numpy as np
+from numpy.typing import NDArray
+
+__version__: str
+__all__ = [
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "invert",
+    "left_shift",
+    "right_shift",
+    "bitwise_count",
+    "bitwise_and_reduce",
+    "bitwise_or_reduce",
+    "bitwise_xor_reduce",
+    "bitwise_count_sum",
+    "hamming_distance",
+    "hamming_cdist",
+    "knn",
+    "run",
+    "ops",
+    "gpu_name",
+    "set_num_threads",
+    "get_num_threads",
+]
+
+class _SupportsDLPack(Protocol):
+    """An array in host memory that numpy reads through DLPack, such as a PyTorch CPU tensor."""
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __dlpack_device__(self) -> Any: ...
+
+class _Default:
+    """The default axes of a reduction: the op's own, shown as ``<op's axes>``."""
+
+    def __repr__(self) -> str: ...
+
+_DEFAULT: Final[_Default]
+
+_Tensor = TypeVar("_Tensor", bound=_SupportsDLPack)
+_Out = TypeVar("_Out")
+_Scalar = bool | int | float | np.generic
+_ArrayLike = NDArray[Any] | _Scalar | Sequence[Any]
+_Input = _ArrayLike | _SupportsDLPack
+_Device = Literal["auto", "cpu", "gpu"]
+_Broadcast = Literal["numpy", "none", "pdpd"]
+_DType = str | type[np.generic] | np.dtype[Any]
+_Axis = int | Sequence[int] | None | _Default
+
+# Each op: numpy arrays in, a numpy array out; a tensor in (PyTorch), a tensor of its type out;
+# `out=` given, `out` returned; anything else (Python or numpy scalars) gives Any, as numpy's stubs
+# do, since a 0-d result is a numpy scalar.
+
+@overload
+def bitwise_and(
+    x1: NDArray[Any],
+    x2: _ArrayLike,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> NDArray[Any]: ...
+@overload
+def bitwise_and(
+    x1: _Tensor,
+    x2: _Input,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> _Tensor: ...
+@overload
+def bitwise_and(
+    x1: _Input,
+    x2: _Input,
+    /,
+    out: _Out,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> _Out: ...
+@overload
+def bitwise_and(
+    x1: _Input,
+    x2: _Input,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> Any: ...
+@overload
+def bitwise_or(
+    x1: NDArray[Any],
+    x2: _ArrayLike,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> NDArray[Any]: ...
+@overload
+def bitwise_or(
+    x1: _Tensor,
+    x2: _Input,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> _Tensor: ...
+@overload
+def bitwise_or(
+    x1: _Input,
+    x2: _Input,
+    /,
+    out: _Out,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> _Out: ...
+@overload
+def bitwise_or(
+    x1: _Input,
+    x2: _Input,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> Any: ...
+@overload
+def bitwise_xor(
+    x1: NDArray[Any],
+    x2: _ArrayLike,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> NDArray[Any]: ...
+@overload
+def bitwise_xor(
+    x1: _Tensor,
+    x2: _Input,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> _Tensor: ...
+@overload
+def bitwise_xor(
+    x1: _Input,
+    x2: _Input,
+    /,
+    out: _Out,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> _Out: ...
+@overload
+def bitwise_xor(
+    x1: _Input,
+    x2: _Input,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> Any: ...
+@overload
+def left_shift(
+    x1: NDArray[Any],
+    x2: _ArrayLike,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> NDArray[Any]: ...
+@overload
+def left_shift(
+    x1: _Tensor,
+    x2: _Input,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> _Tensor: ...
+@overload
+def left_shift(
+    x1: _Input,
+    x2: _Input,
+    /,
+    out: _Out,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> _Out: ...
+@overload
+def left_shift(
+    x1: _Input,
+    x2: _Input,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> Any: ...
+@overload
+def right_shift(
+    x1: NDArray[Any],
+    x2: _ArrayLike,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> NDArray[Any]: ...
+@overload
+def right_shift(
+    x1: _Tensor,
+    x2: _Input,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> _Tensor: ...
+@overload
+def right_shift(
+    x1: _Input,
+    x2: _Input,
+    /,
+    out: _Out,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> _Out: ...
+@overload
+def right_shift(
+    x1: _Input,
+    x2: _Input,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+) -> Any: ...
+@overload
+def bitwise_not(
+    x: NDArray[Any],
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> NDArray[Any]: ...
+@overload
+def bitwise_not(
+    x: _Tensor,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Tensor: ...
+@overload
+def bitwise_not(
+    x: _Input,
+    /,
+    out: _Out,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Out: ...
+@overload
+def bitwise_not(
+    x: _Input,
+    /,
+    out: None = None,
+    *,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> Any: ...
+
+invert = bitwise_not
+
+@overload
+def bitwise_count(
+    x: NDArray[Any],
+    /,
+    out: None = None,
+    *,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> NDArray[Any]: ...
+@overload
+def bitwise_count(
+    x: _Tensor,
+    /,
+    out: None = None,
+    *,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Tensor: ...
+@overload
+def bitwise_count(
+    x: _Input,
+    /,
+    out: _Out,
+    *,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Out: ...
+@overload
+def bitwise_count(
+    x: _Input,
+    /,
+    out: None = None,
+    *,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> Any: ...
+@overload
+def bitwise_and_reduce(
+    x: NDArray[Any],
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> Any: ...
+@overload
+def bitwise_and_reduce(
+    x: _Tensor,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Tensor: ...
+@overload
+def bitwise_and_reduce(
+    x: _Input,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: _Out,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Out: ...
+@overload
+def bitwise_and_reduce(
+    x: _Input,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> Any: ...
+@overload
+def bitwise_or_reduce(
+    x: NDArray[Any],
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> Any: ...
+@overload
+def bitwise_or_reduce(
+    x: _Tensor,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Tensor: ...
+@overload
+def bitwise_or_reduce(
+    x: _Input,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: _Out,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Out: ...
+@overload
+def bitwise_or_reduce(
+    x: _Input,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> Any: ...
+@overload
+def bitwise_xor_reduce(
+    x: NDArray[Any],
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> Any: ...
+@overload
+def bitwise_xor_reduce(
+    x: _Tensor,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Tensor: ...
+@overload
+def bitwise_xor_reduce(
+    x: _Input,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: _Out,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Out: ...
+@overload
+def bitwise_xor_reduce(
+    x: _Input,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> Any: ...
+@overload
+def bitwise_count_sum(
+    x: NDArray[Any],
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> Any: ...
+@overload
+def bitwise_count_sum(
+    x: _Tensor,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Tensor: ...
+@overload
+def bitwise_count_sum(
+    x: _Input,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: _Out,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Out: ...
+@overload
+def bitwise_count_sum(
+    x: _Input,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> Any: ...
+@overload
+def hamming_distance(
+    x1: NDArray[Any],
+    x2: _ArrayLike,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+) -> Any: ...
+@overload
+def hamming_distance(
+    x1: _Tensor,
+    x2: _Input,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+) -> _Tensor: ...
+@overload
+def hamming_distance(
+    x1: _Input,
+    x2: _Input,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: _Out,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+) -> _Out: ...
+@overload
+def hamming_distance(
+    x1: _Input,
+    x2: _Input,
+    /,
+    axis: _Axis = ...,
+    *,
+    out: None = None,
+    keepdims: bool = False,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+) -> Any: ...
+@overload
+def hamming_cdist(
+    a: NDArray[Any],
+    b: _ArrayLike,
+    /,
+    *,
+    out: None = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> NDArray[Any]: ...
+@overload
+def hamming_cdist(
+    a: _Tensor,
+    b: _Input,
+    /,
+    *,
+    out: None = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Tensor: ...
+@overload
+def hamming_cdist(
+    a: _Input,
+    b: _Input,
+    /,
+    *,
+    out: _Out,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> _Out: ...
+@overload
+def hamming_cdist(
+    a: _Input,
+    b: _Input,
+    /,
+    *,
+    out: None = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> Any: ...
+@overload
+def knn(
+    a: NDArray[Any],
+    b: _ArrayLike,
+    /,
+    k: int,
+    *,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> tuple[NDArray[Any], NDArray[np.int64]]: ...
+@overload
+def knn(
+    a: _Tensor,
+    b: _Input,
+    /,
+    k: int,
+    *,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> tuple[_Tensor, _Tensor]: ...
+@overload
+def knn(
+    a: _Input,
+    b: _Input,
+    /,
+    k: int,
+    *,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+) -> tuple[Any, Any]: ...
+def run(
+    op: str | int,
+    *inputs: _Input,
+    out: Any = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    broadcast: _Broadcast | None = None,
+    broadcast_axis: int | None = None,
+    axis: _Axis = ...,
+    keepdims: bool = False,
+) -> Any: ...
+def ops() -> list[tuple[str, str, list[str], str]]: ...
+def gpu_name() -> str: ...
+def set_num_threads(n: int) -> None: ...
+def get_num_threads() -> int: ...

@@ -1,0 +1,44 @@
+# The extension module's functions, which tensorbits/__init__.py wraps.
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__version__: str
+__all__ = [
+    "__version__",
+    "run",
+    "op_index",
+    "knn",
+    "gpu_name",
+    "ops",
+    "set_num_threads",
+    "get_num_threads",
+]
+
+def run(
+    op: Any,
+    inputs: list[Any],
+    out: Any,
+    out_dtype: str | None,
+    device: str,
+    level: str | None,
+    broadcast: str | None,
+    bcast_axis: int | None,
+    axes: list[int] | None,
+    keepdims: bool,
+) -> tuple[NDArray[Any], list[int]]: ...
+def op_index(name: str) -> int: ...
+def knn(
+    op: str,
+    a: NDArray[Any],
+    b: NDArray[Any],
+    k: int,
+    out_dtype: str | None,
+    device: str,
+    level: str | None,
+) -> tuple[NDArray[Any], NDArray[np.int64], list[int]]: ...
+def gpu_name() -> str: ...
+def ops() -> list[tuple[str, str, list[str], str]]: ...
+def set_num_threads(threads: int) -> None: ...
+def get_num_threads() -> int: ...
