@@ -661,7 +661,18 @@ _named(knn, "knn", f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamm
     indices : ndarray
         ``[..., M, k]`` int64 rows of ``b``; equal distances in ascending index order.
 
-    <raises>
+    Raises
+    ------
+    TypeError
+        Codes of a dtype the op does not support, of two dtypes, or bool or float codes (pack
+        their bits first: ``np.packbits(emb > 0, axis=-1)``).
+    ValueError
+        Rows of ``a`` and ``b`` of other lengths, leading dimensions that do not broadcast, or a
+        ``k`` below 0 or above ``N``.
+    RuntimeError
+        ``device="gpu"`` without a GPU, or a failure of the GPU.
+    MemoryError
+        Memory for the results (or for a copy of an input) cannot be allocated.
 
     See Also
     --------
