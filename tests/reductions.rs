@@ -370,3 +370,59 @@ fn large_calls_take_every_path() {
         }
     }
 }
+
+/// All-pairs results go from the kernels to the output in its own type (u16 to u64), in place where
+/// the output's rows are packed and through a tile where they are not; `b` of one-word codes is
+/// read in place as its packed form when its rows are consecutive, aligned and whole blocks, and
+/// packed first otherwise; few rows of `a` split `b` over the threads, many split the rows. Each
+/// case against the scalar reference.
+#[test]
+fn pairwise_results_in_every_output_type_and_path() {
+    let mut rng = Rng(23);
+    let op = <ops::HammingCdist as Op>::INFO;
+    // (rows of a, rows of b, elements, element type, byte offset of b's data)
+    let cases: &[(usize, usize, usize, DataType, usize)] = &[
+        (10, 16384, 8, DataType::U8, 0),  // few rows, one word, b in place
+        (10, 16384, 8, DataType::U8, 1),  // the same with b unaligned: packed first
+        (10, 16381, 8, DataType::U8, 0),  // a partial last block: packed first
+        (3, 40000, 1, DataType::U64, 0),  // fewer rows than a block
+        (100, 2048, 4, DataType::U16, 0), // rows split over the threads
+        (37, 3000, 4, DataType::U64, 0),  // four words, a partial block of rows of a
+        (9, 1000, 3, DataType::U8, 0),    // no whole word: element by element
+    ];
+    for &(m, n, k, dt, offset) in cases {
+        let a = tensor(&mut rng, dt, &[m, k], false);
+        let b = tensor(&mut rng, dt, &[n, k], false);
+        let (shape, values) = pairwise_reference(op, &a, &b).unwrap();
+        let mut b_bytes = vec![0u8; offset];
+        b_bytes.extend_from_slice(&b.1);
+        let inputs = [
+            Input::Bytes(&a.0, &a.1),
+            Input::Bytes(&b.0, &b_bytes[offset..]),
+        ];
+        let max_sum = (k * dt.size() * 8) as u64;
+        for &out_dt in op.output_types().unwrap() {
+            if max_sum > out_dt.max_bits_value() {
+                continue;
+            }
+            // Packed rows, and transposed ones ([n, m] memory read as [m, n]).
+            for transposed in [false, true] {
+                let mut od = TensorDesc::new(out_dt, &shape).unwrap();
+                if transposed {
+                    od = od.with_strides(&[1, m]).unwrap();
+                }
+                let mut out = vec![0u8; od.total_bytes()];
+                execute(op, &Call::default(), &inputs, &od, &mut out)
+                    .unwrap_or_else(|e| panic!("{m}x{n}x{k} {dt} -> {out_dt}: {e}"));
+                for (i, &v) in values.iter().enumerate() {
+                    let at = if transposed { (i % n) * m + i / n } else { i };
+                    assert_eq!(
+                        read(&out, out_dt, at),
+                        v,
+                        "{m}x{n}x{k} {dt} -> {out_dt}, transposed {transposed}, offset {offset}, at {i}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -340,7 +340,7 @@ fn cpu_kernels(m: &Model, ident: &Ident) -> TokenStream {
                 let tv = dtype_variant(t);
                 (
                     quote! {
-                        fn #f(task: &::tensorbits::__private::PairTask<'_>, out: &mut [u64]) {
+                        fn #f(task: &::tensorbits::__private::PairTask<'_>, out: &mut ::tensorbits::__private::PairOut<'_, '_>) {
                             ::tensorbits::__private::pair::<#w, #wide>(task, out, #elem, #use_wide)
                         }
                     },
@@ -694,7 +694,7 @@ fn reduce_body(sig: &Signature<'_>, method: Method) -> TokenStream {
         let use_wide = sig.wide;
         quote! {
             ::core::option::Option::Some((
-                &|t: &::tensorbits::__private::PairTask<'_>, o: &mut [u64]| {
+                &|t: &::tensorbits::__private::PairTask<'_>, o: &mut ::tensorbits::__private::PairOut<'_, '_>| {
                     ::tensorbits::__private::pair::<#word, #wide>(t, o, #elem, #use_wide)
                 },
                 #use_wide,

@@ -90,8 +90,8 @@ pub mod __private {
     #[cfg(feature = "gpu")]
     pub use crate::gpu::{knn_on, reduce_on, run_on};
     pub use crate::op::{
-        CpuKernel, FALLBACK_INFO, FoldKernel, MapKernel, OpParts, PairFn, PairKernel, PairTask,
-        TypedOp,
+        CpuKernel, FALLBACK_INFO, FoldKernel, MapKernel, OpParts, PairFn, PairKernel, PairOut,
+        PairTask, TypedOp,
     };
     pub use tensorbits_core::wgsl::{GpuKernel, Layout};
 }

@@ -78,7 +78,11 @@ impl OpKernels {
                 .map(|f| f as &(dyn Fn(&[&[u8]], &mut [u64], usize) + Sync)),
             pair: self.pair.as_ref().map(|p| {
                 (
-                    &p.run as &(dyn Fn(&crate::op::PairTask<'_>, &mut [u64]) + Sync),
+                    &p.run
+                        as &(
+                             dyn Fn(&crate::op::PairTask<'_>, &mut crate::op::PairOut<'_, '_>)
+                                 + Sync
+                         ),
                     p.wide,
                 )
             }),

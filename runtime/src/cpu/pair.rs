@@ -12,24 +12,31 @@
 //! thread pool, and convert the tiles to the output type ([`run`]) or keep the `k` smallest
 //! distances of each row of `a` ([`knn`]) without ever holding the `M x N` matrix.
 
-use super::reduce::{write_elem, write_run};
+use super::reduce::write_elem;
 use super::{PARALLEL_BYTES, simd};
 use crate::MAX_RANK;
 use crate::element::{WideExpr, Word};
 use crate::error::Result;
-use crate::op::{InputBuffer, PairTask, Plan, ReduceOp};
+use crate::op::{InputBuffer, PairOut, PairTask, Plan, ReduceOp};
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
 
 /// An op's pair kernel and whether it is wide (see [`PairKernel`](crate::op::PairKernel)).
 #[doc(hidden)]
-pub type PairRef<'k> = (&'k (dyn Fn(&PairTask<'_>, &mut [u64]) + Sync), bool);
+pub type PairRef<'k> = (
+    &'k (dyn Fn(&PairTask<'_>, &mut PairOut<'_, '_>) + Sync),
+    bool,
+);
 
 /// Rows of `b` per tile: a tile of [`MB`] rows of `a` keeps `MB x NB` accumulators in L1.
 const NB: usize = 256;
 
 /// Rows of `a` per kernel call.
 const MB: usize = 8;
+
+/// Bytes of `b`'s rows per tile of all-pairs work: they stay in L1 while rows of `a` pass over
+/// them.
+const TILE_BYTES: usize = 32 << 10;
 
 /// The tile computation generated kernels call: `elem` is the op's element function at the element
 /// type's word, giving the count or bits to combine; `E` its expression under the count at whole
@@ -38,7 +45,7 @@ const MB: usize = 8;
 #[inline(always)]
 pub fn pair<W: Word, E: WideExpr>(
     task: &PairTask<'_>,
-    out: &mut [u64],
+    out: &mut PairOut<'_, '_>,
     elem: impl Fn([W; 2]) -> u64,
     use_wide: bool,
 ) {
@@ -63,7 +70,7 @@ pub(crate) const PACK_ROWS: usize = RB;
 #[inline(always)]
 pub(crate) fn pair_words_body<W: Word, E: WideExpr>(
     task: &PairTask<'_>,
-    out: &mut [u64],
+    out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
     match task.wide_words {
@@ -81,7 +88,7 @@ pub(crate) fn pair_words_body<W: Word, E: WideExpr>(
 #[inline(always)]
 fn words_rows<W: Word, E: WideExpr, const WW: usize>(
     task: &PairTask<'_>,
-    out: &mut [u64],
+    out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
     let ww = if WW == 0 { task.wide_words } else { WW };
@@ -99,17 +106,22 @@ fn words_rows<W: Word, E: WideExpr, const WW: usize>(
         for (w, x) in aw.iter_mut().enumerate() {
             *x = word(ar, w);
         }
-        let orow = &mut out[i * task.out_stride..i * task.out_stride + task.b_rows];
-        for (j, o) in orow.iter_mut().enumerate() {
-            let br = &task.b[j * task.b_stride..j * task.b_stride + row_bytes];
-            let mut d = 0u64;
-            for (w, &a) in aw[..ww].iter().enumerate() {
-                d += u64::from(E::wide([a, word(br, w)]).count_ones());
+        // Results a run at a time, written together (narrowed in a loop the compiler vectorizes).
+        let mut run = [0u64; 64];
+        for j0 in (0..task.b_rows).step_by(run.len()) {
+            let nj = (task.b_rows - j0).min(run.len());
+            for (c, d) in run[..nj].iter_mut().enumerate() {
+                let j = j0 + c;
+                let br = &task.b[j * task.b_stride..j * task.b_stride + row_bytes];
+                *d = 0;
+                for (w, &a) in aw[..ww].iter().enumerate() {
+                    *d += u64::from(E::wide([a, word(br, w)]).count_ones());
+                }
+                for e in tail0..task.k {
+                    *d += elem([read::<W>(ar, e, es), read::<W>(br, e, es)]);
+                }
             }
-            for e in tail0..task.k {
-                d += elem([read::<W>(ar, e, es), read::<W>(br, e, es)]);
-            }
-            *o = d;
+            out.put_run(i, j0, &run[..nj]);
         }
     }
 }
@@ -125,7 +137,7 @@ pub(crate) fn pair_wide_body<W: Word, E: WideExpr, B: Block>(
     isa: B,
     task: &PairTask<'_>,
     packed: &[u64],
-    out: &mut [u64],
+    out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
     let ww = task.wide_words;
@@ -160,7 +172,17 @@ pub(crate) fn pair_wide_body<W: Word, E: WideExpr, B: Block>(
                 *word = u64::from_le_bytes(b);
             }
         }
-        for jb in 0..blocks {
+        // Whole blocks of whole words go from the registers to the output (in its type).
+        let whole = if tail0 == task.k { task.b_rows / 8 } else { 0 };
+        if ri == RB {
+            blocks_out::<E, B, RB>(isa, aw, packed, ww, whole, out, i0);
+        } else {
+            for r in 0..ri {
+                let a1 = &aw[r * ww..(r + 1) * ww];
+                blocks_out::<E, B, 1>(isa, a1, packed, ww, whole, out, i0 + r);
+            }
+        }
+        for jb in whole..blocks {
             let pb = &packed[jb * ww * 8..(jb + 1) * ww * 8];
             if ri == RB {
                 block::<E, B, RB>(isa, aw, pb, ww, &mut acc);
@@ -175,7 +197,6 @@ pub(crate) fn pair_wide_body<W: Word, E: WideExpr, B: Block>(
             }
             let cols = (task.b_rows - jb * 8).min(8);
             for (r, acc_r) in acc.iter_mut().enumerate().take(ri) {
-                let at = (i0 + r) * task.out_stride + jb * 8;
                 if tail0 < task.k {
                     let ar = a_row(i0 + r);
                     for (c, a) in acc_r.iter_mut().enumerate().take(cols) {
@@ -185,13 +206,75 @@ pub(crate) fn pair_wide_body<W: Word, E: WideExpr, B: Block>(
                         }
                     }
                 }
-                match out
-                    .get_mut(at..at + 8)
-                    .and_then(|o| <&mut [u64; 8]>::try_from(o).ok())
-                {
-                    // A whole block: a fixed-size copy in registers.
-                    Some(o) if cols == 8 => *o = *acc_r,
-                    _ => copy_part(&mut out[at..at + cols], &acc_r[..cols]),
+                if cols == 8 {
+                    // A whole block: eight results narrowed in registers.
+                    out.put8(i0 + r, jb * 8, acc_r);
+                } else {
+                    out.put_run(i0 + r, jb * 8, &acc_r[..cols]);
+                }
+            }
+        }
+    }
+}
+
+/// The first `blocks` packed blocks of `b` against `R` rows of `a`, the results written to rows
+/// `i0..i0 + R` of `out`: the output size and the word count are constants in the loop.
+#[inline(always)]
+fn blocks_out<E: WideExpr, B: Block, const R: usize>(
+    isa: B,
+    aw: &[u64],
+    packed: &[u64],
+    ww: usize,
+    blocks: usize,
+    out: &mut PairOut<'_, '_>,
+    i0: usize,
+) {
+    match out.es {
+        1 => blocks_es::<E, B, R, 1>(isa, aw, packed, ww, blocks, out, i0),
+        2 => blocks_es::<E, B, R, 2>(isa, aw, packed, ww, blocks, out, i0),
+        4 => blocks_es::<E, B, R, 4>(isa, aw, packed, ww, blocks, out, i0),
+        _ => blocks_es::<E, B, R, 8>(isa, aw, packed, ww, blocks, out, i0),
+    }
+}
+
+#[inline(always)]
+fn blocks_es<E: WideExpr, B: Block, const R: usize, const ES: usize>(
+    isa: B,
+    aw: &[u64],
+    packed: &[u64],
+    ww: usize,
+    blocks: usize,
+    out: &mut PairOut<'_, '_>,
+    i0: usize,
+) {
+    // Inlined, as every function of the tile is, so that it is compiled for the instruction set of
+    // the version that calls it.
+    #[inline(always)]
+    fn each<E: WideExpr, B: Block, const R: usize, const ES: usize, const WW: usize>(
+        isa: B,
+        aw: &[u64],
+        packed: &[u64],
+        blocks: usize,
+        out: &mut PairOut<'_, '_>,
+        i0: usize,
+    ) {
+        for (jb, pb) in packed.chunks_exact(WW * 8).take(blocks).enumerate() {
+            isa.block_out::<E, WW, R, ES>(aw, pb, out, (i0, jb * 8));
+        }
+    }
+    match ww {
+        1 => each::<E, B, R, ES, 1>(isa, aw, packed, blocks, out, i0),
+        2 => each::<E, B, R, ES, 2>(isa, aw, packed, blocks, out, i0),
+        3 => each::<E, B, R, ES, 3>(isa, aw, packed, blocks, out, i0),
+        4 => each::<E, B, R, ES, 4>(isa, aw, packed, blocks, out, i0),
+        8 => each::<E, B, R, ES, 8>(isa, aw, packed, blocks, out, i0),
+        16 => each::<E, B, R, ES, 16>(isa, aw, packed, blocks, out, i0),
+        _ => {
+            for (jb, pb) in packed.chunks_exact(ww * 8).take(blocks).enumerate() {
+                let mut acc = [[0u64; 8]; R];
+                isa.block_any::<E, R>(aw, pb, ww, &mut acc);
+                for (r, acc_r) in acc.iter().enumerate() {
+                    out.put8_sized::<ES>(i0 + r, jb * 8, acc_r);
                 }
             }
         }
@@ -219,13 +302,6 @@ fn block<E: WideExpr, B: Block, const R: usize>(
     }
 }
 
-/// The last, partial block of a row: out of line, so that the compiler does not merge the copy of
-/// whole blocks into a call of `memcpy` of variable length.
-#[inline(never)]
-fn copy_part(out: &mut [u64], acc: &[u64]) {
-    out.copy_from_slice(acc);
-}
-
 /// A register block of the wide tile on one instruction set: `R` rows of `a` (`ww` words each, in
 /// `aw`) against eight packed rows of `b` (`pb`), each pair's count of `E` over the words. A value
 /// of the type is the proof that the CPU runs the instructions it uses.
@@ -239,6 +315,22 @@ pub(crate) trait Block: Copy {
         out: &mut [[u64; 8]; R],
     ) {
         self.block_any::<E, R>(&aw[..R * WW], &pb[..WW * 8], WW, out)
+    }
+    /// [`block`](Self::block) with its results written to rows `i0..i0 + R`, columns
+    /// `j0..j0 + 8` of `out`, in its type.
+    #[inline(always)]
+    fn block_out<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+        self,
+        aw: &[u64],
+        pb: &[u64],
+        out: &mut PairOut<'_, '_>,
+        (i0, j0): (usize, usize),
+    ) {
+        let mut acc = [[0u64; 8]; R];
+        self.block::<E, WW, R>(aw, pb, &mut acc);
+        for (r, acc_r) in acc.iter().enumerate() {
+            out.put8_sized::<ES>(i0 + r, j0, acc_r);
+        }
     }
     /// The block for any number of words, into `out`.
     fn block_any<E: WideExpr, const R: usize>(
@@ -284,7 +376,7 @@ fn read<W: Word>(row: &[u8], e: usize, es: usize) -> W {
 #[inline(always)]
 pub(crate) fn pair_elems_body<W: Word>(
     task: &PairTask<'_>,
-    out: &mut [u64],
+    out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
     let es = task.elem_size;
@@ -310,7 +402,7 @@ pub(crate) fn pair_elems_body<W: Word>(
                     }
                 }
             }
-            out[i * task.out_stride + j] = acc;
+            out.put(i, j, acc);
         }
     }
 }
@@ -382,11 +474,24 @@ fn pack(b: &Rows<'_>, n: usize, ww: usize) -> Result<Vec<u64>> {
     Ok(p)
 }
 
+/// `b` read in place as its packed form: codes of one word in consecutive, aligned rows, whole
+/// blocks of eight, are already what [`pack`] would make of them.
+fn in_place_packing<'a>(b: &Rows<'a>, s: &Shape) -> Option<&'a [u64]> {
+    match b.bytes {
+        std::borrow::Cow::Borrowed(bytes)
+            if s.ww == 1 && s.k * s.es == 8 && b.stride == 8 && s.n.is_multiple_of(8) =>
+        {
+            bytemuck::try_cast_slice(bytes.get(..s.n * 8)?).ok()
+        }
+        _ => None,
+    }
+}
+
 /// One batch index of a pairwise plan: rows of `a` and `b` and where the output goes.
 struct Batch<'a> {
     a: Rows<'a>,
     b: Rows<'a>,
-    packed: Option<Vec<u64>>,
+    packed: Option<std::borrow::Cow<'a, [u64]>>,
     out_base: usize,
 }
 
@@ -435,8 +540,14 @@ fn batches<'a>(
         let off = |st: &[usize]| (0..s.nb).map(|d| idx[d] * st[d]).sum::<usize>();
         let a = rows(src(0), off(sa), s.m, sa[nd - 3], s.k, sa[nd - 1], s.es)?;
         let b = rows(src(1), off(sb), s.n, sb[nd - 2], s.k, sb[nd - 1], s.es)?;
-        let packed = if wide && plan.reduce == Some(ReduceOp::Sum) && s.ww > 0 && s.m >= PACK_ROWS {
-            Some(pack(&b, s.n, s.ww)?)
+        // `b` packed for the wide kernel: in place when it already is (whatever the rows of `a`),
+        // else a copy when enough rows of `a` pay for it.
+        let packed = if wide && plan.reduce == Some(ReduceOp::Sum) && s.ww > 0 {
+            match in_place_packing(&b, s) {
+                Some(words) => Some(std::borrow::Cow::Borrowed(words)),
+                None if s.m >= PACK_ROWS => Some(std::borrow::Cow::Owned(pack(&b, s.n, s.ww)?)),
+                None => None,
+            }
         } else {
             None
         };
@@ -480,7 +591,6 @@ fn task<'t>(
             .as_deref()
             .map(|p| &p[(j0 / 8 * s.ww * 8).min(p.len())..]),
         wide_words: s.ww,
-        out_stride: nj,
         op,
         identity: super::reduce::identity(op, plan.in_dtype),
     }
@@ -502,23 +612,40 @@ pub(crate) fn run(
     let oes = plan.out_dtype.size();
     let work = plan.count.saturating_mul(s.k.max(1)).saturating_mul(s.es);
     let parallel = work >= PARALLEL_BYTES && crate::pool::num_threads() > 1;
+    // Rows of `b` per tile: about 32 KiB of codes, whole packed blocks.
+    let nb = (TILE_BYTES / (s.k * s.es).max(1))
+        .max(8)
+        .next_multiple_of(8);
     for bt in batches(plan, &s, inputs, pair.1)? {
-        // Four rows of `a` against up to NB rows of `b` per kernel call.
-        let rows_of = |i0: usize, out: &mut [u8], at: &dyn Fn(usize, usize) -> usize| {
-            let mut tile = vec![0u64; MB * NB];
-            let ni = (s.m - i0).min(MB);
-            for j0 in (0..s.n).step_by(NB) {
-                let nj = (s.n - j0).min(NB);
-                let t = task(plan, &s, &bt, (i0, ni), (j0, nj));
-                (pair.0)(&t, &mut tile[..ni * nj]);
-                for r in 0..ni {
-                    let row = &tile[r * nj..(r + 1) * nj];
+        // Rows `i0..i1` of `a` against all of `b`: `b` in tiles that stay in L1 while MB rows of
+        // `a` at a time pass over them. Rows of the output that are packed (`so_n == 1`) are
+        // written in place, in the output type; others go through a tile of `u64`s scattered to
+        // their strides. `out` starts at row `origin` of the batch's output.
+        let rows_of = |(i0, i1): (usize, usize), out: &mut [u8], origin: usize, so_m: usize| {
+            let mut tile = Vec::new();
+            for j0 in (0..s.n).step_by(nb) {
+                let nj = (s.n - j0).min(nb);
+                for r0 in (i0..i1).step_by(MB) {
+                    let ni = (i1 - r0).min(MB);
+                    let t = task(plan, &s, &bt, (r0, ni), (j0, nj));
                     if so_n == 1 {
-                        let first = at(i0 + r, j0);
-                        write_run(&mut out[first * oes..(first + nj) * oes], row, oes);
+                        let first = ((r0 - origin) * so_m + j0) * oes;
+                        let mut o = PairOut {
+                            bytes: &mut out[first..],
+                            es: oes,
+                            stride: so_m,
+                            rows: None,
+                            col: 0,
+                        };
+                        (pair.0)(&t, &mut o);
                     } else {
-                        for (c, &v) in row.iter().enumerate() {
-                            write_elem(out, at(i0 + r, j0 + c), oes, v);
+                        tile.resize(ni * nj, 0);
+                        (pair.0)(&t, &mut PairOut::tile(&mut tile, nj));
+                        for r in 0..ni {
+                            for (c, &v) in tile[r * nj..(r + 1) * nj].iter().enumerate() {
+                                let at = (r0 - origin + r) * so_m + (j0 + c) * so_n;
+                                write_elem(out, at, oes, v);
+                            }
                         }
                     }
                 }
@@ -526,9 +653,9 @@ pub(crate) fn run(
         };
         let region = &mut out[bt.out_base * oes..];
         let threads = crate::pool::num_threads();
-        if parallel && so_n == 1 && so_m == s.n && s.m < 2 * 16 * threads {
+        if parallel && so_n == 1 && so_m == s.n && s.m < 8 * threads {
             // Few rows of `a` (a handful of queries): ranges of `b` in parallel, each task writing
-            // its columns of every output row.
+            // its columns of every output row, a row at a time.
             let tasks = (2 * threads).min(s.n.div_ceil(NB)).max(1);
             let cols_per = s.n.div_ceil(tasks).next_multiple_of(NB);
             let mut parts: Vec<Vec<&mut [u8]>> = Vec::new();
@@ -548,28 +675,27 @@ pub(crate) fn run(
                     .enumerate()
                     .for_each(|(t, mut rows_out)| {
                         let (c0, c1) = (t * cols_per, ((t + 1) * cols_per).min(s.n));
-                        let mut tile = vec![0u64; MB * NB];
-                        for i0 in (0..s.m).step_by(MB) {
-                            let ni = (s.m - i0).min(MB);
-                            for j0 in (c0..c1).step_by(NB) {
-                                let nj = (c1 - j0).min(NB);
-                                let tk = task(plan, &s, &bt, (i0, ni), (j0, nj));
-                                (pair.0)(&tk, &mut tile[..ni * nj]);
-                                for r in 0..ni {
-                                    let at = (j0 - c0) * oes;
-                                    write_run(
-                                        &mut rows_out[i0 + r][at..at + nj * oes],
-                                        &tile[r * nj..(r + 1) * nj],
-                                        oes,
-                                    );
-                                }
+                        for j0 in (c0..c1).step_by(nb) {
+                            let nj = (c1 - j0).min(nb);
+                            for r0 in (0..s.m).step_by(MB) {
+                                let ni = (s.m - r0).min(MB);
+                                let tk = task(plan, &s, &bt, (r0, ni), (j0, nj));
+                                let mut o = PairOut {
+                                    bytes: &mut [],
+                                    es: oes,
+                                    stride: 0,
+                                    rows: Some(&mut rows_out[r0..r0 + ni]),
+                                    // Columns from j0, in slices that start at c0.
+                                    col: j0 - c0,
+                                };
+                                (pair.0)(&tk, &mut o);
                             }
                         }
                     })
             });
         } else if parallel && so_n == 1 && so_m == s.n {
-            // Packed rows: blocks of output rows are disjoint slices.
-            let rows_per = 16usize;
+            // Packed rows: blocks of output rows are disjoint slices, a few per thread.
+            let rows_per = s.m.div_ceil(4 * threads).next_multiple_of(MB);
             let bytes = rows_per * s.n * oes;
             let len = (s.m * s.n * oes).min(region.len());
             crate::pool::run(|| {
@@ -578,15 +704,11 @@ pub(crate) fn run(
                     .enumerate()
                     .for_each(|(t, chunk)| {
                         let m0 = t * rows_per;
-                        for i0 in (m0..(m0 + rows_per).min(s.m)).step_by(MB) {
-                            rows_of(i0, chunk, &|i, j| (i - m0) * s.n + j);
-                        }
+                        rows_of((m0, (m0 + rows_per).min(s.m)), chunk, m0, s.n);
                     })
             });
         } else {
-            for i0 in (0..s.m).step_by(MB) {
-                rows_of(i0, region, &|i, j| i * so_m + j * so_n);
-            }
+            rows_of((0, s.m), region, 0, so_m);
         }
     }
     Ok(())
@@ -675,7 +797,7 @@ fn select(
         for r0 in (i0..i1).step_by(MB) {
             let ni = (i1 - r0).min(MB);
             let t = task(plan, s, bt, (r0, ni), (jb, nj));
-            (pair.0)(&t, &mut tile[..ni * nj]);
+            (pair.0)(&t, &mut PairOut::tile(&mut tile[..ni * nj], nj));
             for r in 0..ni {
                 let q = r0 - i0 + r;
                 let heap = &mut heaps[q];

@@ -13,7 +13,7 @@
 
 use super::pair::Scalar;
 use crate::element::{WideExpr, Word};
-use crate::op::PairTask;
+use crate::op::{PairOut, PairTask};
 use bytemuck::Pod;
 
 /// The executor's hot loop ([`compute`](super::kernel::compute)), in the best version this CPU runs.
@@ -289,7 +289,7 @@ pub(crate) fn min_u64(v: &[u64]) -> u64 {
 pub(crate) fn pair_wide<W: Word, E: WideExpr>(
     task: &PairTask<'_>,
     packed: &[u64],
-    out: &mut [u64],
+    out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
     #[cfg(target_arch = "x86_64")]
@@ -308,7 +308,7 @@ pub(crate) fn pair_wide<W: Word, E: WideExpr>(
 #[inline]
 pub(crate) fn pair_words<W: Word, E: WideExpr>(
     task: &PairTask<'_>,
-    out: &mut [u64],
+    out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
     #[cfg(target_arch = "x86_64")]
@@ -326,7 +326,7 @@ pub(crate) fn pair_words<W: Word, E: WideExpr>(
 #[target_feature(enable = "avx2,popcnt")]
 fn pair_words_avx2<W: Word, E: WideExpr>(
     task: &PairTask<'_>,
-    out: &mut [u64],
+    out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
     super::pair::pair_words_body::<W, E>(task, out, elem)
@@ -336,7 +336,7 @@ fn pair_words_avx2<W: Word, E: WideExpr>(
 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
 fn pair_words_avx512<W: Word, E: WideExpr>(
     task: &PairTask<'_>,
-    out: &mut [u64],
+    out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
     super::pair::pair_words_body::<W, E>(task, out, elem)
@@ -346,7 +346,7 @@ fn pair_words_avx512<W: Word, E: WideExpr>(
 #[inline]
 pub(crate) fn pair_elems<W: Word>(
     task: &PairTask<'_>,
-    out: &mut [u64],
+    out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
     #[cfg(target_arch = "x86_64")]
@@ -365,7 +365,7 @@ pub(crate) fn pair_elems<W: Word>(
 fn pair_wide_avx2<W: Word, E: WideExpr>(
     task: &PairTask<'_>,
     packed: &[u64],
-    out: &mut [u64],
+    out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
     super::pair::pair_wide_body::<W, E, _>(wide::Avx2(()), task, packed, out, elem)
@@ -376,7 +376,7 @@ fn pair_wide_avx2<W: Word, E: WideExpr>(
 fn pair_wide_avx512<W: Word, E: WideExpr>(
     task: &PairTask<'_>,
     packed: &[u64],
-    out: &mut [u64],
+    out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
     super::pair::pair_wide_body::<W, E, _>(wide::Avx512(()), task, packed, out, elem)
@@ -389,6 +389,7 @@ fn pair_wide_avx512<W: Word, E: WideExpr>(
 mod wide {
     use super::super::pair::Block;
     use crate::element::{Lanes, WideExpr};
+    use crate::op::PairOut;
     use std::arch::x86_64::*;
 
     /// The AVX-512 (F and VPOPCNTDQ) blocks. Made only by `pair_wide_avx512`, after `isa()`
@@ -457,6 +458,41 @@ mod wide {
     }
 
     impl Block for Avx512 {
+        #[inline(always)]
+        fn block_out<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+            self,
+            aw: &[u64],
+            pb: &[u64],
+            out: &mut PairOut<'_, '_>,
+            (i0, j0): (usize, usize),
+        ) {
+            let (aw, pb) = (&aw[..R * WW], &pb[..WW * 8]);
+            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); every load reads
+            // eight words of `pb` at `w * 8` for `w < WW`, inside the slice checked above, and
+            // every store writes the `8 * ES` bytes of the slice `dst` taken (bounds-checked) for
+            // it.
+            unsafe {
+                let mut acc = [_mm512_setzero_si512(); R];
+                for w in 0..WW {
+                    let b = V512(_mm512_loadu_si512(pb.as_ptr().add(w * 8).cast()));
+                    for (r, acc_r) in acc.iter_mut().enumerate() {
+                        let a = V512(_mm512_set1_epi64(aw[r * WW + w] as i64));
+                        let v = E::wide([a, b]).0;
+                        *acc_r = _mm512_add_epi64(*acc_r, _mm512_popcnt_epi64(v));
+                    }
+                }
+                for (r, a) in acc.into_iter().enumerate() {
+                    let dst = &mut out.at(i0 + r, j0)[..8 * ES];
+                    let p = dst.as_mut_ptr();
+                    match ES {
+                        1 => _mm_storel_epi64(p.cast(), _mm512_cvtepi64_epi8(a)),
+                        2 => _mm_storeu_si128(p.cast(), _mm512_cvtepi64_epi16(a)),
+                        4 => _mm256_storeu_si256(p.cast(), _mm512_cvtepi64_epi32(a)),
+                        _ => _mm512_storeu_si512(p.cast(), a),
+                    }
+                }
+            }
+        }
         #[inline(always)]
         fn block_any<E: WideExpr, const R: usize>(
             self,
@@ -542,13 +578,21 @@ mod wide {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
-fn pair_elems_avx2<W: Word>(task: &PairTask<'_>, out: &mut [u64], elem: &impl Fn([W; 2]) -> u64) {
+fn pair_elems_avx2<W: Word>(
+    task: &PairTask<'_>,
+    out: &mut PairOut<'_, '_>,
+    elem: &impl Fn([W; 2]) -> u64,
+) {
     super::pair::pair_elems_body(task, out, elem)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
-fn pair_elems_avx512<W: Word>(task: &PairTask<'_>, out: &mut [u64], elem: &impl Fn([W; 2]) -> u64) {
+fn pair_elems_avx512<W: Word>(
+    task: &PairTask<'_>,
+    out: &mut PairOut<'_, '_>,
+    elem: &impl Fn([W; 2]) -> u64,
+) {
     super::pair::pair_elems_body(task, out, elem)
 }
 
