@@ -75,7 +75,7 @@ pub struct CpuKernel {
 /// Pairwise work handed to an op's pair kernel: `a_rows` rows of `a` against `b_rows` rows of `b`,
 /// each row `k` elements of `elem_size` bytes, contiguous within the row (rows `a_stride` and
 /// `b_stride` bytes apart, any alignment). The kernel writes the reduction of row `i` of `a` with
-/// row `j` of `b` to `out[i * out_stride + j]`.
+/// row `j` of `b` to result `(i, j)` of its [`PairOut`].
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct PairTask<'a> {

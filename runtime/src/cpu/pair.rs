@@ -449,29 +449,42 @@ fn rows<'a>(
     })
 }
 
-/// `b`'s rows packed for the wide path: per block of eight rows, each of the first `ww` words of
-/// the eight rows in turn; missing rows are zero.
-fn pack(b: &Rows<'_>, n: usize, ww: usize) -> Result<Vec<u64>> {
-    let blocks = n.div_ceil(8);
-    let words = blocks.saturating_mul(ww * 8);
-    let mut p = crate::alloc::zeroed_vec::<u64>(words, "a packed copy of a pairwise input")?;
-    // Block `blk`: row `8 * blk + c` goes to lane `c` of each of its words.
-    let one = |(blk, d): (usize, &mut [u64])| {
-        for c in 0..8.min(n - blk * 8) {
-            let j = blk * 8 + c;
+/// Rows `j0..j0 + nj` of `b` packed for the wide path into `buf`: per block of eight rows, each
+/// of the first `ww` words of the eight rows in turn; missing rows are zero. One L1-sized tile at a
+/// time, just before the rows of `a` pass over it, so that `b` is never copied whole.
+fn pack_tile<'t>(
+    b: &Rows<'_>,
+    (j0, nj): (usize, usize),
+    ww: usize,
+    buf: &'t mut Vec<u64>,
+) -> &'t [u64] {
+    buf.clear();
+    buf.resize(nj.div_ceil(8) * ww * 8, 0);
+    for (blk, d) in buf.chunks_exact_mut(ww * 8).enumerate() {
+        // Row `j0 + 8 * blk + c` goes to lane `c` of each of the block's words.
+        for c in 0..8.min(nj - blk * 8) {
+            let j = j0 + blk * 8 + c;
             let row = &b.bytes[j * b.stride..j * b.stride + ww * 8];
             for (w, word) in row.chunks_exact(8).enumerate() {
                 d[w * 8 + c] = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
             }
         }
-    };
-    // As much work as the counts of a few rows: on every thread when large.
-    if p.len() * 8 >= PARALLEL_BYTES && crate::pool::num_threads() > 1 {
-        crate::pool::run(|| p.par_chunks_exact_mut(ww * 8).enumerate().for_each(one));
-    } else {
-        p.chunks_exact_mut(ww * 8).enumerate().for_each(one);
     }
-    Ok(p)
+    buf
+}
+
+/// The packed form of rows `j0..j0 + nj` of `b` for the wide kernel (`j0` a multiple of eight):
+/// `b` itself where it already is, a tile packed into `buf` where the batch packs, else none.
+fn packed_for<'t>(
+    bt: &'t Batch<'_>,
+    s: &Shape,
+    (j0, nj): (usize, usize),
+    buf: &'t mut Vec<u64>,
+) -> Option<&'t [u64]> {
+    if let Some(p) = bt.in_place {
+        return Some(&p[(j0 / 8 * s.ww * 8).min(p.len())..]);
+    }
+    bt.pack.then(|| pack_tile(&bt.b, (j0, nj), s.ww, buf))
 }
 
 /// `b` read in place as its packed form: codes of one word in consecutive, aligned rows, whole
@@ -491,7 +504,10 @@ fn in_place_packing<'a>(b: &Rows<'a>, s: &Shape) -> Option<&'a [u64]> {
 struct Batch<'a> {
     a: Rows<'a>,
     b: Rows<'a>,
-    packed: Option<std::borrow::Cow<'a, [u64]>>,
+    /// `b` in its packed form, read in place.
+    in_place: Option<&'a [u64]>,
+    /// Whether tiles of `b` are packed for the wide kernel (enough rows of `a` to pay for it).
+    pack: bool,
     out_base: usize,
 }
 
@@ -541,20 +557,19 @@ fn batches<'a>(
         let a = rows(src(0), off(sa), s.m, sa[nd - 3], s.k, sa[nd - 1], s.es)?;
         let b = rows(src(1), off(sb), s.n, sb[nd - 2], s.k, sb[nd - 1], s.es)?;
         // `b` packed for the wide kernel: in place when it already is (whatever the rows of `a`),
-        // else a copy when enough rows of `a` pay for it.
-        let packed = if wide && plan.reduce == Some(ReduceOp::Sum) && s.ww > 0 {
-            match in_place_packing(&b, s) {
-                Some(words) => Some(std::borrow::Cow::Borrowed(words)),
-                None if s.m >= PACK_ROWS => Some(std::borrow::Cow::Owned(pack(&b, s.n, s.ww)?)),
-                None => None,
-            }
+        // else in tiles when enough rows of `a` pay for it.
+        let wide_sum = wide && plan.reduce == Some(ReduceOp::Sum) && s.ww > 0;
+        let in_place = if wide_sum {
+            in_place_packing(&b, s)
         } else {
             None
         };
+        let pack = wide_sum && in_place.is_none() && s.m >= PACK_ROWS;
         out.push(Batch {
             a,
             b,
-            packed,
+            in_place,
+            pack,
             out_base: off(&plan.out_strides),
         });
         for d in (0..s.nb).rev() {
@@ -574,6 +589,7 @@ fn task<'t>(
     bt: &'t Batch<'_>,
     (i0, ni): (usize, usize),
     (j0, nj): (usize, usize),
+    packed: Option<&'t [u64]>,
 ) -> PairTask<'t> {
     let op = plan.reduce.unwrap_or(ReduceOp::Sum);
     PairTask {
@@ -585,11 +601,7 @@ fn task<'t>(
         b_stride: bt.b.stride,
         k: s.k,
         elem_size: s.es,
-        // Tiles start at multiples of eight rows of `b`: whole packed blocks.
-        packed: bt
-            .packed
-            .as_deref()
-            .map(|p| &p[(j0 / 8 * s.ww * 8).min(p.len())..]),
+        packed,
         wide_words: s.ww,
         op,
         identity: super::reduce::identity(op, plan.in_dtype),
@@ -622,12 +634,13 @@ pub(crate) fn run(
         // written in place, in the output type; others go through a tile of `u64`s scattered to
         // their strides. `out` starts at row `origin` of the batch's output.
         let rows_of = |(i0, i1): (usize, usize), out: &mut [u8], origin: usize, so_m: usize| {
-            let mut tile = Vec::new();
+            let (mut tile, mut pbuf) = (Vec::new(), Vec::new());
             for j0 in (0..s.n).step_by(nb) {
                 let nj = (s.n - j0).min(nb);
+                let packed = packed_for(&bt, &s, (j0, nj), &mut pbuf);
                 for r0 in (i0..i1).step_by(MB) {
                     let ni = (i1 - r0).min(MB);
-                    let t = task(plan, &s, &bt, (r0, ni), (j0, nj));
+                    let t = task(plan, &s, &bt, (r0, ni), (j0, nj), packed);
                     if so_n == 1 {
                         let first = ((r0 - origin) * so_m + j0) * oes;
                         let mut o = PairOut {
@@ -675,11 +688,13 @@ pub(crate) fn run(
                     .enumerate()
                     .for_each(|(t, mut rows_out)| {
                         let (c0, c1) = (t * cols_per, ((t + 1) * cols_per).min(s.n));
+                        let mut pbuf = Vec::new();
                         for j0 in (c0..c1).step_by(nb) {
                             let nj = (c1 - j0).min(nb);
+                            let packed = packed_for(&bt, &s, (j0, nj), &mut pbuf);
                             for r0 in (0..s.m).step_by(MB) {
                                 let ni = (s.m - r0).min(MB);
-                                let tk = task(plan, &s, &bt, (r0, ni), (j0, nj));
+                                let tk = task(plan, &s, &bt, (r0, ni), (j0, nj), packed);
                                 let mut o = PairOut {
                                     bytes: &mut [],
                                     es: oes,
@@ -792,11 +807,13 @@ fn select(
         (i0..i1).map(|_| BinaryHeap::with_capacity(k + 1)).collect();
     let mut limit = vec![u64::MAX; i1 - i0];
     let mut tile = vec![0u64; MB * NB];
+    let mut pbuf = Vec::new();
     for jb in (j0..j1).step_by(NB) {
         let nj = (j1 - jb).min(NB);
+        let packed = packed_for(bt, s, (jb, nj), &mut pbuf);
         for r0 in (i0..i1).step_by(MB) {
             let ni = (i1 - r0).min(MB);
-            let t = task(plan, s, bt, (r0, ni), (jb, nj));
+            let t = task(plan, s, bt, (r0, ni), (jb, nj), packed);
             (pair.0)(&t, &mut PairOut::tile(&mut tile[..ni * nj], nj));
             for r in 0..ni {
                 let q = r0 - i0 + r;

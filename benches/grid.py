@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""tensorbits' all-pairs Hamming distances and exact kNN beside FAISS, usearch and NumKong, over a
+grid of shapes, one process per library.
+
+Usage:
+    pip install numpy faiss-cpu usearch numkong matplotlib ./python
+    python3 benches/grid.py [--runs 3] [--sizes 4,8,...] [--queries 1,10,...] [--db 1000,...]
+                            [--k 1,10,100,1000] [--max-cdist 2e7] [--max-knn 1e8]
+                            [--peers tensorbits,faiss]
+
+The grid: code sizes of 4 to 256 bytes (u8 codes), 1 to 10,000 queries, databases of 1,000 to
+1,000,000 codes, and k of 1 to 1,000; for `hamming_cdist` (into a preallocated uint32 array;
+`faiss.hammings` into int32, `numkong.hammings_packed` with the database packed beforehand) and
+`knn` (`faiss.IndexBinaryFlat.search`, usearch's exact `search(..., metric=Hamming, exact=True)`).
+Cells with more than --max-cdist distances (the output's memory) or --max-knn distances (the time
+of a run) are left out. Each library runs in its own process (`--peer NAME --json FILE`), one after
+the other with a pause between, on the same arrays (made from the same seed); BLAS threads, which
+none uses, are limited to one. Every library uses all cores. Writes benches/results/grid.md (the
+table, the minimum and the geometric mean of the ratios per peer) and grid.png.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+PEERS = ["tensorbits", "faiss", "usearch", "numkong"]
+
+
+def ints(text):
+    return [int(float(x)) for x in text.split(",") if x]
+
+
+def cells(args):
+    """Every cell of the grid within the caps: (op, code bytes, queries, database, k)."""
+    out = []
+    for size in args.sizes:
+        for n in args.db:
+            for q in args.queries:
+                if q * n <= args.max_cdist:
+                    out.append(("cdist", size, q, n, 0))
+                for k in args.k:
+                    if k <= n and q * n <= args.max_knn:
+                        out.append(("knn", size, q, n, k))
+    return out
+
+
+_BASES = {}
+
+
+def data(size, q, n):
+    """The same codes in every process: the seed depends on the shape only."""
+    if (size, n) not in _BASES:
+        _BASES.clear()
+        rng = np.random.default_rng(size * 1_000_003 + n)
+        _BASES[size, n] = rng.integers(0, 256, (n, size), dtype=np.uint8)
+    queries = np.random.default_rng(size * 7 + q).integers(0, 256, (q, size), dtype=np.uint8)
+    return queries, _BASES[size, n]
+
+
+def median_time(fn, runs):
+    fn()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return sorted(times)[len(times) // 2]
+
+
+def runner(peer, op, queries, base, k):
+    """A function running the cell's work with `peer`, or None where the peer has no such op."""
+    q, n, size = len(queries), len(base), queries.shape[1]
+    if peer == "tensorbits":
+        import tensorbits as tb
+
+        if op == "cdist":
+            out = np.empty((q, n), np.uint32)
+            return lambda: tb.hamming_cdist(queries, base, out=out)
+        return lambda: tb.knn(queries, base, k=k)
+    if peer == "faiss":
+        import faiss
+
+        if op == "cdist":
+            dis = np.empty((q, n), np.int32)
+            return lambda: faiss.hammings(faiss.swig_ptr(queries), faiss.swig_ptr(base), q, n, size,
+                                          faiss.swig_ptr(dis))
+        index = faiss.IndexBinaryFlat(size * 8)
+        index.add(base)
+        return lambda: index.search(queries, k)
+    if peer == "usearch":
+        from usearch.index import MetricKind, search
+
+        if op == "cdist":
+            return None
+        return lambda: search(base, queries, k, metric=MetricKind.Hamming, exact=True)
+    if peer == "numkong":
+        import numkong
+
+        if op != "cdist":
+            return None
+        packed = numkong.hammings_pack(base)
+        return lambda: numkong.hammings_packed(queries, packed)
+    raise ValueError(peer)
+
+
+def measure(args):
+    """One library over the grid: seconds per cell, written as JSON."""
+    results = {}
+    last = None
+    for op, size, q, n, k in cells(args):
+        if (size, q, n) != last:
+            queries, base = data(size, q, n)
+            last = (size, q, n)
+        try:
+            fn = runner(args.peer, op, queries, base, k)
+        except ImportError:
+            break
+        if fn is None:
+            continue
+        t = median_time(fn, args.runs)
+        results[f"{op},{size},{q},{n},{k}"] = t
+        print(f"{args.peer} {op} {size}B q={q} n={n} k={k}: {t * 1e3:.3f} ms", flush=True)
+    with open(args.json, "w") as f:
+        json.dump(results, f)
+
+
+def report(args, times):
+    ours = times["tensorbits"]
+    lines = [
+        "# Hamming distances and kNN over a grid of shapes",
+        "",
+        f"`python3 benches/grid.py --runs {args.runs} --sizes {','.join(map(str, args.sizes))} "
+        f"--queries {','.join(map(str, args.queries))} --db {','.join(map(str, args.db))} "
+        f"--k {','.join(map(str, args.k))} --max-cdist {args.max_cdist:g} --max-knn {args.max_knn:g}`: "
+        f"{os.cpu_count()} CPUs, medians of {args.runs} runs, one process per library. Ratio: the "
+        "peer's time over tensorbits' (above 1: tensorbits is faster).",
+        "",
+        "| op | code bytes | queries | database | k | tensorbits ms | "
+        + " | ".join(f"{p} ratio" for p in PEERS[1:]) + " |",
+        "|---|---|---|---|---|---|" + "---|" * (len(PEERS) - 1),
+    ]
+    ratios = {p: [] for p in PEERS[1:]}
+    for key, t in ours.items():
+        op, size, q, n, k = key.split(",")
+        row = [op, size, q, n, k if op == "knn" else "", f"{t * 1e3:.3f}"]
+        for p in PEERS[1:]:
+            if key in times.get(p, {}):
+                r = times[p][key] / t
+                ratios[p].append((r, key))
+                row.append(f"{r:.2f}")
+            else:
+                row.append("")
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "| peer | shapes | minimum ratio (shape) | geometric mean |", "|---|---|---|---|"]
+    for p, rs in ratios.items():
+        if rs:
+            lo = min(rs)
+            gm = math.exp(sum(math.log(r) for r, _ in rs) / len(rs))
+            lines.append(f"| {p} | {len(rs)} | {lo[0]:.2f} ({lo[1]}) | {gm:.2f} |")
+    with open(os.path.join(RESULTS, "grid.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines[-len(ratios) - 2:]))
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, ax = plt.subplots(figsize=(9, 4))
+    for p, rs in ratios.items():
+        if rs:
+            ax.scatter(range(len(rs)), sorted(r for r, _ in rs), s=10, label=p)
+    ax.axhline(1.0, color="gray", lw=0.8)
+    ax.set_yscale("log")
+    ax.set_ylabel("peer time / tensorbits time")
+    ax.set_xlabel("grid cells, sorted by ratio")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(RESULTS, "grid.png"), dpi=100)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--sizes", type=ints, default=ints("4,8,12,16,24,32,48,64,128,256"))
+    p.add_argument("--queries", type=ints, default=ints("1,10,100,1000,10000"))
+    p.add_argument("--db", type=ints, default=ints("1000,100000,1000000"))
+    p.add_argument("--k", type=ints, default=ints("1,10,100,1000"))
+    p.add_argument("--max-cdist", type=float, default=2e7)
+    p.add_argument("--max-knn", type=float, default=1e8)
+    p.add_argument("--peers", default=",".join(PEERS),
+                   help="libraries to measure now; the others' last results (grid_PEER.json) are "
+                        "reused")
+    p.add_argument("--peer", choices=PEERS)
+    p.add_argument("--json")
+    args = p.parse_args()
+    if args.peer:
+        return measure(args)
+    times = {}
+    passed = [a for a in sys.argv[1:]]
+    for peer in PEERS:
+        path = os.path.join(RESULTS, f"grid_{peer}.json")
+        if peer in args.peers.split(","):
+            subprocess.run([sys.executable, __file__, *passed, "--peer", peer, "--json", path],
+                           check=True)
+            time.sleep(2)  # threads the last library left spinning go to sleep
+        if os.path.exists(path):
+            with open(path) as f:
+                times[peer] = json.load(f)
+    report(args, times)
+
+
+if __name__ == "__main__":
+    main()
