@@ -31,6 +31,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 
+from compare_hamming import median_time
+
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 PEERS = ["tensorbits", "faiss", "usearch", "numkong"]
 
@@ -64,16 +66,6 @@ def data(size, q, n):
         _BASES[size, n] = rng.integers(0, 256, (n, size), dtype=np.uint8)
     queries = np.random.default_rng(size * 7 + q).integers(0, 256, (q, size), dtype=np.uint8)
     return queries, _BASES[size, n]
-
-
-def median_time(fn, runs):
-    fn()
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return sorted(times)[len(times) // 2]
 
 
 def runner(peer, op, queries, base, k):

@@ -220,6 +220,8 @@ _DOC = {
     "out": """out : ndarray or tensor, optional
     Where to write the result, of its shape and dtype and any strides; it may be an input (in
     place). It is returned.""",
+    "out new": """out : ndarray or tensor, optional
+    Where to write the result, of its shape and dtype and any strides. It is returned.""",
     "device": """device : {"auto", "cpu", "gpu"}, default "auto"
     Where the call runs: ``"auto"`` runs on the CPU, where the data lies; ``"gpu"`` on the
     package's GPU (``gpu_name()``), with the same bits.""",
@@ -453,8 +455,7 @@ def _reduction(name, op, summary, example, empty, dtype_doc):
     ----------
     <x>
     <axis>
-    out : ndarray or tensor, optional
-        Where to write the result, of its shape and dtype and any strides. It is returned.
+    <out new>
     <keepdims>
     {dtype_doc}
     <device>
@@ -538,8 +539,7 @@ _named(hamming_distance, "hamming_distance", """The number of bits that differ b
     axis : None or int or tuple of ints, optional
         The axes to sum over, negative ones counted from the end. Default: the last axis; ``None``:
         every axis.
-    out : ndarray or tensor, optional
-        Where to write the result, of its shape and dtype and any strides. It is returned.
+    <out new>
     <keepdims>
     dtype : {"uint8", "uint16", "uint32", "uint64"}, optional
         The result's dtype (default uint32); a sum that could pass it raises ``ValueError``.

@@ -283,6 +283,33 @@ impl Word for Bool8 {
     }
 }
 
+/// Writes accumulator `v` as an output element of `es` bytes at element `at` of `out`.
+pub(crate) fn write_elem(out: &mut [u8], at: usize, es: usize, v: u64) {
+    out[at * es..at * es + es].copy_from_slice(&v.to_le_bytes()[..es]);
+}
+
+/// Writes accumulators as consecutive output elements of `es` bytes.
+pub(crate) fn write_run(out: &mut [u8], src: &[u64], es: usize) {
+    fn go<T: bytemuck::Pod, const S: usize>(out: &mut [u8], src: &[u64], cast: fn(u64) -> T) {
+        let n = src.len().min(out.len() / S);
+        match bytemuck::try_cast_slice_mut::<u8, T>(&mut out[..n * S]) {
+            // Aligned: a loop the compiler vectorizes.
+            Ok(o) => o.iter_mut().zip(src).for_each(|(d, &v)| *d = cast(v)),
+            Err(_) => {
+                for (d, &v) in out.chunks_exact_mut(S).zip(src) {
+                    d.copy_from_slice(&v.to_le_bytes()[..S]);
+                }
+            }
+        }
+    }
+    match es {
+        1 => go::<u8, 1>(out, src, |v| v as u8),
+        2 => go::<u16, 2>(out, src, |v| v as u16),
+        4 => go::<u32, 4>(out, src, |v| v as u32),
+        _ => go::<u64, 8>(out, src, |v| v),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

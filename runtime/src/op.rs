@@ -126,29 +126,14 @@ impl PairOut<'_, '_> {
     #[inline(always)]
     pub fn put(&mut self, i: usize, j: usize, v: u64) {
         let es = self.es;
-        self.at(i, j)[..es].copy_from_slice(&v.to_le_bytes()[..es]);
+        crate::element::write_elem(self.at(i, j), 0, es, v);
     }
 
     /// Writes results `j..j + vals.len()` of row `i`.
     #[inline(always)]
     pub fn put_run(&mut self, i: usize, j: usize, vals: &[u64]) {
         let es = self.es;
-        let dst = &mut self.at(i, j)[..vals.len() * es];
-        match es {
-            1 => dst.iter_mut().zip(vals).for_each(|(d, &v)| *d = v as u8),
-            2 => dst
-                .chunks_exact_mut(2)
-                .zip(vals)
-                .for_each(|(d, &v)| d.copy_from_slice(&(v as u16).to_le_bytes())),
-            4 => dst
-                .chunks_exact_mut(4)
-                .zip(vals)
-                .for_each(|(d, &v)| d.copy_from_slice(&(v as u32).to_le_bytes())),
-            _ => dst
-                .chunks_exact_mut(8)
-                .zip(vals)
-                .for_each(|(d, &v)| d.copy_from_slice(&v.to_le_bytes())),
-        }
+        crate::element::write_run(&mut self.at(i, j)[..vals.len() * es], vals, es);
     }
 
     /// Writes results `j..j + 8` of row `i`: a fixed-size narrowing the compiler keeps in vector

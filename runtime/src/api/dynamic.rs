@@ -272,8 +272,8 @@ pub(crate) fn write_knn(
             rem /= n;
         }
         for (j, &(dist_v, index)) in list.iter().take(k).enumerate() {
-            cpu::reduce::write_elem(dist, d_at + j * ds[rank - 1], oes, dist_v);
-            cpu::reduce::write_elem(idx, i_at + j * is[rank - 1], 8, index);
+            crate::element::write_elem(dist, d_at + j * ds[rank - 1], oes, dist_v);
+            crate::element::write_elem(idx, i_at + j * is[rank - 1], 8, index);
         }
     }
 }

@@ -12,10 +12,9 @@
 //! thread pool, and convert the tiles to the output type ([`run`]) or keep the `k` smallest
 //! distances of each row of `a` ([`knn`]) without ever holding the `M x N` matrix.
 
-use super::reduce::write_elem;
 use super::{PARALLEL_BYTES, simd};
 use crate::MAX_RANK;
-use crate::element::{WideExpr, Word};
+use crate::element::{WideExpr, Word, write_elem};
 use crate::error::Result;
 use crate::op::{InputBuffer, PairOut, PairTask, Plan, ReduceOp};
 use rayon::prelude::*;

@@ -13,6 +13,7 @@
 
 use super::walk::{CHUNK_BYTES, Kernel, gather, scratch_bytes};
 use super::{FOLD_ROWS, PARALLEL_BYTES};
+use crate::element::{write_elem, write_run};
 use crate::op::{InputBuffer, Plan, ReduceOp};
 use crate::{DataType, MAX_INPUTS};
 use rayon::prelude::*;
@@ -46,33 +47,6 @@ pub(crate) fn identity(op: ReduceOp, dtype: DataType) -> u64 {
     } else {
         dtype.bits()
     })
-}
-
-/// Writes accumulator `v` as an output element of `es` bytes at element `at` of `out`.
-pub(crate) fn write_elem(out: &mut [u8], at: usize, es: usize, v: u64) {
-    out[at * es..at * es + es].copy_from_slice(&v.to_le_bytes()[..es]);
-}
-
-/// Writes accumulators as consecutive output elements of `es` bytes.
-pub(crate) fn write_run(out: &mut [u8], src: &[u64], es: usize) {
-    fn go<T: bytemuck::Pod, const S: usize>(out: &mut [u8], src: &[u64], cast: fn(u64) -> T) {
-        let n = src.len().min(out.len() / S);
-        match bytemuck::try_cast_slice_mut::<u8, T>(&mut out[..n * S]) {
-            // Aligned: a loop the compiler vectorizes.
-            Ok(o) => o.iter_mut().zip(src).for_each(|(d, &v)| *d = cast(v)),
-            Err(_) => {
-                for (d, &v) in out.chunks_exact_mut(S).zip(src) {
-                    d.copy_from_slice(&v.to_le_bytes()[..S]);
-                }
-            }
-        }
-    }
-    match es {
-        1 => go::<u8, 1>(out, src, |v| v as u8),
-        2 => go::<u16, 2>(out, src, |v| v as u16),
-        4 => go::<u32, 4>(out, src, |v| v as u32),
-        _ => go::<u64, 8>(out, src, |v| v),
-    }
 }
 
 /// Bytes of each input per call of the fused kernel when it reads them in place.

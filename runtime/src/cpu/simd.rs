@@ -457,6 +457,36 @@ mod wide {
         }
     }
 
+    impl Avx512 {
+        /// `R` rows of `a` (`ww` words each) against a packed block of eight rows of `b`: each
+        /// row's eight counts of `E` in one register. With `ww` a constant where it is inlined,
+        /// the loop over words unrolls.
+        #[inline(always)]
+        fn sums<E: WideExpr, const R: usize>(
+            self,
+            aw: &[u64],
+            pb: &[u64],
+            ww: usize,
+        ) -> [__m512i; R] {
+            let (aw, pb) = (&aw[..R * ww], &pb[..ww * 8]);
+            // SAFETY: AVX-512F and VPOPCNTDQ are present (see `Avx512`); every load reads eight
+            // words of `pb` at `w * 8` for `w < ww`, inside the slice of `ww * 8` words checked
+            // above.
+            unsafe {
+                let mut acc = [_mm512_setzero_si512(); R];
+                for w in 0..ww {
+                    let b = V512(_mm512_loadu_si512(pb.as_ptr().add(w * 8).cast()));
+                    for (r, acc_r) in acc.iter_mut().enumerate() {
+                        let a = V512(_mm512_set1_epi64(aw[r * ww + w] as i64));
+                        let v = E::wide([a, b]).0;
+                        *acc_r = _mm512_add_epi64(*acc_r, _mm512_popcnt_epi64(v));
+                    }
+                }
+                acc
+            }
+        }
+    }
+
     impl Block for Avx512 {
         #[inline(always)]
         fn block_out<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
@@ -466,24 +496,12 @@ mod wide {
             out: &mut PairOut<'_, '_>,
             (i0, j0): (usize, usize),
         ) {
-            let (aw, pb) = (&aw[..R * WW], &pb[..WW * 8]);
-            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); every load reads
-            // eight words of `pb` at `w * 8` for `w < WW`, inside the slice checked above, and
-            // every store writes the `8 * ES` bytes of the slice `dst` taken (bounds-checked) for
-            // it.
-            unsafe {
-                let mut acc = [_mm512_setzero_si512(); R];
-                for w in 0..WW {
-                    let b = V512(_mm512_loadu_si512(pb.as_ptr().add(w * 8).cast()));
-                    for (r, acc_r) in acc.iter_mut().enumerate() {
-                        let a = V512(_mm512_set1_epi64(aw[r * WW + w] as i64));
-                        let v = E::wide([a, b]).0;
-                        *acc_r = _mm512_add_epi64(*acc_r, _mm512_popcnt_epi64(v));
-                    }
-                }
-                for (r, a) in acc.into_iter().enumerate() {
-                    let dst = &mut out.at(i0 + r, j0)[..8 * ES];
-                    let p = dst.as_mut_ptr();
+            for (r, a) in self.sums::<E, R>(aw, pb, WW).into_iter().enumerate() {
+                let dst = &mut out.at(i0 + r, j0)[..8 * ES];
+                let p = dst.as_mut_ptr();
+                // SAFETY: AVX-512F is present (see `Avx512`); each store writes the `8 * ES`
+                // bytes of `dst`, a slice taken (bounds-checked) for it.
+                unsafe {
                     match ES {
                         1 => _mm_storel_epi64(p.cast(), _mm512_cvtepi64_epi8(a)),
                         2 => _mm_storeu_si128(p.cast(), _mm512_cvtepi64_epi16(a)),
@@ -501,23 +519,9 @@ mod wide {
             ww: usize,
             out: &mut [[u64; 8]; R],
         ) {
-            let (aw, pb) = (&aw[..R * ww], &pb[..ww * 8]);
-            // SAFETY: AVX-512F and VPOPCNTDQ are present (see `Avx512`); every load reads eight
-            // words of `pb` at `w * 8` for `w < ww`, inside the slice of `ww * 8` words checked
-            // above, and every store writes one `[u64; 8]` of `out`.
-            unsafe {
-                let mut acc = [_mm512_setzero_si512(); R];
-                for w in 0..ww {
-                    let b = V512(_mm512_loadu_si512(pb.as_ptr().add(w * 8).cast()));
-                    for (r, acc_r) in acc.iter_mut().enumerate() {
-                        let a = V512(_mm512_set1_epi64(aw[r * ww + w] as i64));
-                        let v = E::wide([a, b]).0;
-                        *acc_r = _mm512_add_epi64(*acc_r, _mm512_popcnt_epi64(v));
-                    }
-                }
-                for (o, a) in out.iter_mut().zip(acc) {
-                    _mm512_storeu_si512(o.as_mut_ptr().cast(), a);
-                }
+            for (o, a) in out.iter_mut().zip(self.sums::<E, R>(aw, pb, ww)) {
+                // SAFETY: AVX-512F is present (see `Avx512`); the store writes one `[u64; 8]`.
+                unsafe { _mm512_storeu_si512(o.as_mut_ptr().cast(), a) };
             }
         }
     }
