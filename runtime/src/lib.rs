@@ -2,7 +2,7 @@
 //!
 //! The crate is built in layers, each using only the ones above it in this list:
 //!
-//! - foundation: `dims.rs`, `element.rs` (element and word types), `level.rs`, `error.rs`,
+//! - foundation: `dims.rs`, `element.rs` (element and word types, writing accumulators as output elements), `level.rs`, `error.rs`,
 //!   `alloc.rs` (fallible allocation), `pool.rs` (the CPU thread pool, rebuilt after `fork`);
 //! - `op.rs`, the op ABI: [`OpInfo`], [`Op`], [`Call`], [`Broadcast`], [`InputBuffer`] and the
 //!   validated [`Plan`];
