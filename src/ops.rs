@@ -333,11 +333,34 @@ const ALIASES: [&[&str]; 13] = [
 
 /// Uppercase, without a `DML_` prefix, an `_OPERATOR_DESC` suffix or underscores, so that
 /// `DML_ELEMENT_WISE_BIT_XOR_OPERATOR_DESC`, `element_wise_bit_xor` and `BitwiseXor`-style names meet.
-fn normalize(name: &str) -> String {
-    let up = name.trim().to_ascii_uppercase();
-    let up = up.strip_prefix("DML_").unwrap_or(&up);
-    let up = up.strip_suffix("_OPERATOR_DESC").unwrap_or(up);
-    up.replace('_', "")
+/// The bytes of a name as it is compared: without surrounding spaces, `DML_` and `_OPERATOR_DESC`,
+/// or underscores, in upper case. Nothing is allocated: a lookup compares names as they stand.
+fn normalized(name: &str) -> impl Iterator<Item = u8> + '_ {
+    let name = name.trim();
+    let strip_prefix = |s: &'static str, n: &str| {
+        n.get(..s.len())
+            .filter(|p| p.eq_ignore_ascii_case(s))
+            .map_or(0, |_| s.len())
+    };
+    let start = strip_prefix("DML_", name);
+    let name = &name[start..];
+    const SUFFIX: &str = "_OPERATOR_DESC";
+    let end = name
+        .len()
+        .checked_sub(SUFFIX.len())
+        .filter(|&at| {
+            name.get(at..)
+                .is_some_and(|t| t.eq_ignore_ascii_case(SUFFIX))
+        })
+        .unwrap_or(name.len());
+    name.as_bytes()[..end]
+        .iter()
+        .filter(|&&c| c != b'_')
+        .map(u8::to_ascii_uppercase)
+}
+
+fn same_name(a: &str, b: &str) -> bool {
+    a == b || normalized(a).eq(normalized(b))
 }
 
 /// Finds a standard op by any of its names, case-insensitively: short (`xor`), DirectML
@@ -345,11 +368,10 @@ fn normalize(name: &str) -> String {
 /// (`BitwiseXor`), OpenVINO (`BitwiseLeftShift`) or numpy (`bitwise_xor`, `invert`, `bitwise_count`).
 /// ONNX's `BitShift` needs a direction; see [`find_with_direction`].
 pub fn find(name: &str) -> Option<&'static OpInfo> {
-    let n = normalize(name);
     ALL.iter().zip(ALIASES).find_map(|(op, aliases)| {
-        let hit = normalize(op.name()) == n
-            || normalize(op.type_name()) == n
-            || aliases.iter().any(|a| normalize(a) == n);
+        let hit = same_name(op.name(), name)
+            || same_name(op.type_name(), name)
+            || aliases.iter().any(|a| same_name(a, name));
         hit.then_some(*op)
     })
 }
@@ -365,7 +387,7 @@ pub fn aliases(op: &OpInfo) -> &'static [&'static str] {
 
 /// Like [`find`], and also resolves ONNX's `BitShift` with `direction` `left` or `right`.
 pub fn find_with_direction(name: &str, direction: Option<&str>) -> Option<&'static OpInfo> {
-    if normalize(name) == "BITSHIFT" {
+    if same_name(name, "BITSHIFT") {
         return match direction.map(|d| d.trim().to_ascii_lowercase()).as_deref() {
             Some("left") => Some(<BitShiftLeft as crate::Op>::INFO),
             Some("right") => Some(<BitShiftRight as crate::Op>::INFO),

@@ -227,3 +227,77 @@ fn count_small_and_large() {
     }
     each!(u8, u16, u32, u64, i8, i16, i32, i64, f16, f32, f64);
 }
+
+/// The dynamic API's shortcut for packed inputs of one shape (`execute_packed`, which the Python
+/// package's loops over small arrays take) gives `execute`'s bytes and errors for every standard
+/// element-wise op and type, small and past the parallel threshold; calls of another kind are
+/// left to `execute`, with nothing written.
+#[test]
+fn execute_packed_matches_execute() {
+    use tensorbits::{Call, DataType, Input, TensorDesc, execute, execute_packed, ops::ALL};
+    let mut rng = Rng(41);
+    let call = Call::default();
+    for op in ALL.iter().filter(|op| op.reduce().is_none()) {
+        for &dt in op.all_types() {
+            let out_dt = op.default_output(dt);
+            for shape in [
+                vec![1],
+                vec![64],
+                vec![3, 0, 5],
+                vec![PARALLEL_BYTES / 2 + 3],
+            ] {
+                let (desc, _) = common::reduce::tensor(&mut rng, dt, &shape, false);
+                let inputs: Vec<Vec<u8>> = (0..op.arity())
+                    .map(|_| common::reduce::tensor(&mut rng, dt, &shape, false).1)
+                    .collect();
+                let od = TensorDesc::new(out_dt, &shape).unwrap();
+                let mut want = vec![0u8; od.total_bytes()];
+                let bound: Vec<Input<'_>> = inputs.iter().map(|b| Input::Bytes(&desc, b)).collect();
+                execute(op, &call, &bound, &od, &mut want).unwrap();
+                // Exactly the elements' bytes (a description's total size is rounded up).
+                let count: usize = shape.iter().product();
+                let srcs: Vec<&[u8]> = inputs.iter().map(|b| &b[..count * dt.size()]).collect();
+                let mut got = vec![0xA5u8; count * out_dt.size()];
+                let done = execute_packed(op, &call, &shape, dt, out_dt, &srcs, &mut got).unwrap();
+                assert!(done, "{} {dt} {shape:?} was not taken", op.name());
+                assert_eq!(got, want[..got.len()], "{} {dt} {shape:?}", op.name());
+            }
+        }
+    }
+    let xor = <BitXor as tensorbits::Op>::INFO;
+    let (a, b) = (vec![1u8; 8], vec![2u8; 8]);
+    let mut out = vec![7u8; 8];
+    // A buffer of another length, and a reduction: not taken, nothing written.
+    let short = execute_packed(
+        xor,
+        &call,
+        &[8],
+        DataType::U8,
+        DataType::U8,
+        &[&a, &b[..7]],
+        &mut out,
+    );
+    assert!(!short.unwrap());
+    let sum = tensorbits::ops::ALL
+        .iter()
+        .find(|op| op.reduce().is_some())
+        .unwrap();
+    let t = sum.all_types()[0];
+    let taken = execute_packed(sum, &call, &[8], t, sum.default_output(t), &[&a], &mut out);
+    assert!(!taken.unwrap());
+    assert_eq!(out, vec![7u8; 8]);
+    // A type the op lacks: execute's error.
+    let count = <BitCount as tensorbits::Op>::INFO;
+    let e = execute_packed(
+        count,
+        &call,
+        &[8],
+        DataType::Bool,
+        DataType::U8,
+        &[&a],
+        &mut out,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("does not support bool"), "{e}");
+    assert_eq!(out, vec![7u8; 8]);
+}

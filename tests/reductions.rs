@@ -379,7 +379,6 @@ fn large_calls_take_every_path() {
 #[test]
 fn pairwise_results_in_every_output_type_and_path() {
     let mut rng = Rng(23);
-    let op = <ops::HammingCdist as Op>::INFO;
     // (rows of a, rows of b, elements, element type, byte offset of b's data)
     let cases: &[(usize, usize, usize, DataType, usize)] = &[
         (10, 16384, 8, DataType::U8, 0),  // few rows, one word, b in place
@@ -388,9 +387,20 @@ fn pairwise_results_in_every_output_type_and_path() {
         (3, 40000, 1, DataType::U64, 0),  // fewer rows than a block
         (100, 2048, 4, DataType::U16, 0), // rows split over the threads
         (37, 3000, 4, DataType::U64, 0),  // four words, a partial block of rows of a
-        (9, 1000, 3, DataType::U8, 0),    // no whole word: element by element
+        (9, 1000, 3, DataType::U8, 0),    // no whole word: one padded word
+        (1, 50000, 4, DataType::U8, 0),   // one query, half-word codes
+        (1, 20001, 12, DataType::U8, 3),  // one query, a padded second word, b unaligned
+        (20, 3001, 12, DataType::U8, 0),  // packed tiles of padded codes
+        (16, 2000, 5, DataType::U16, 1),  // ten bytes, b unaligned
+        (64, 5000, 1, DataType::U16, 0),  // two bytes: the whole code is padding but two
     ];
-    for &(m, n, k, dt, offset) in cases {
+    // Hamming (the padding counts nothing) and an op that counts the padding (XNOR of zeros).
+    let ops = [<ops::HammingCdist as Op>::INFO, <XnorOrCdist as Op>::INFO];
+    for (op, &(m, n, k, dt, offset)) in ops
+        .iter()
+        .flat_map(|op| cases.iter().map(move |c| (*op, c)))
+        .filter(|(op, c)| op.all_types().contains(&c.3))
+    {
         let a = tensor(&mut rng, dt, &[m, k], false);
         let b = tensor(&mut rng, dt, &[n, k], false);
         let (shape, values) = pairwise_reference(op, &a, &b).unwrap();

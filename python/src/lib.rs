@@ -6,6 +6,7 @@
 #![allow(unsafe_code)]
 
 mod array;
+mod plain;
 
 use std::sync::Mutex;
 
@@ -522,6 +523,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The one source of the version: the workspace's Cargo.toml.
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(plain::run_plain, m)?)?;
     m.add_function(wrap_pyfunction!(op_index, m)?)?;
     m.add_function(wrap_pyfunction!(knn, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_name, m)?)?;

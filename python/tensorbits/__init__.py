@@ -192,11 +192,42 @@ def _dtype_name(dtype):
     return None if dtype is None else np.dtype(dtype).name
 
 
+_OP_INDEX = {}
+
+
+def _op_index(op):
+    """The index of the op named ``op`` (any of its names), looked up once per name."""
+    index = _OP_INDEX.get(op)
+    if index is None:
+        index = _OP_INDEX[op] = _native.op_index(op)
+    return index
+
+
+def _plain(xs, out):
+    """Whether every input (and ``out``) is a plain numpy array: the common case, which needs none
+    of the conversions."""
+    for x in xs:
+        if type(x) is not np.ndarray:
+            return False
+    return out is None or type(out) is np.ndarray
+
+
+_run_plain = _native.run_plain
+
+
 def _call(op, xs, names, out, dtype=None, device="auto", level=None, broadcast=None,
           axis=None, axes=_DEFAULT, keepdims=False):
-    arrays, wrap = _inputs(xs, names)
-    out_array = _out(out)
-    axes = _axes(axes, max((a.ndim for a in arrays), default=0))
+    if type(op) is str:
+        op = _op_index(op)
+    if _plain(xs, out):
+        arrays, wrap, out_array = xs, None, out
+    else:
+        arrays, wrap = _inputs(xs, names)
+        out_array = _out(out)
+    if axes is not _DEFAULT:
+        axes = _axes(axes, max((a.ndim for a in arrays), default=0))
+    else:
+        axes = None
     if not isinstance(device, str):
         raise TypeError(f"device: expected \"cpu\", \"gpu\" or \"auto\", got {type(device).__name__}")
     result, flips = _native.run(
@@ -290,11 +321,11 @@ def _binary(name, op, summary, example):
     index = _native.op_index(op)
 
     def f(x1, x2, /, out=None, *, device="auto", level=None, broadcast=None, broadcast_axis=None):
-        if type(x1) is np.ndarray and type(x2) is np.ndarray and (out is None or type(out) is np.ndarray):
-            # The common case, without the conversions of `_call`.
-            result, flips = _native.run(index, [x1, x2], out, None, device, level, broadcast,
-                                        broadcast_axis, None, False)
-            return out if out is not None else _present(result, flips, None)
+        if device == "auto" and level is None and broadcast is None and broadcast_axis is None:
+            # Plain numpy arrays of one shape (a loop over small arrays): one call into Rust.
+            result = _run_plain(index, x1, x2, out)
+            if result is not None:
+                return result
         return _call(index, [x1, x2], ["x1", "x2"], out, device=device, level=level,
                      broadcast=broadcast, axis=broadcast_axis)
 
@@ -372,9 +403,17 @@ right_shift = _binary(
 )
 
 
+_NOT = _op_index("not")
+_POPCOUNT = _op_index("popcount")
+
+
 @_runs("not")
 def bitwise_not(x, /, out=None, *, device="auto", level=None):
-    return _call("not", [x], ["x"], out, device=device, level=level)
+    if device == "auto" and level is None:
+        result = _run_plain(_NOT, x, None, out)
+        if result is not None:
+            return result
+    return _call(_NOT, [x], ["x"], out, device=device, level=level)
 
 
 _named(bitwise_not, "bitwise_not", """Element-wise NOT of the bits of ``x`` (logical NOT for bool).
@@ -408,7 +447,11 @@ invert = bitwise_not
 
 @_runs("popcount")
 def bitwise_count(x, /, out=None, *, dtype=None, device="auto", level=None):
-    return _call("popcount", [x], ["x"], out, dtype=dtype, device=device, level=level)
+    if dtype is None and device == "auto" and level is None:
+        result = _run_plain(_POPCOUNT, x, None, out)
+        if result is not None:
+            return result
+    return _call(_POPCOUNT, [x], ["x"], out, dtype=dtype, device=device, level=level)
 
 
 _named(bitwise_count, "bitwise_count", """The number of set bits of each element's stored pattern.
@@ -567,6 +610,8 @@ _named(hamming_distance, "hamming_distance", """The number of bits that differ b
 
 def _packed_codes(a, b, name):
     """Bool or float codes are refused with the way to pack them, not an op's name."""
+    if type(a) is not np.ndarray or type(b) is not np.ndarray:
+        a, b = _inputs([a, b], ["a", "b"])[0]
     for x, which in ((a, "a"), (b, "b")):
         if x.dtype.kind in "bfc":
             raise TypeError(
@@ -585,7 +630,7 @@ _CODES = """a : array_like
 
 @_runs("hamming_cdist")
 def hamming_cdist(a, b, /, *, out=None, dtype=None, device="auto", level=None):
-    _packed_codes(*_inputs([a, b], ["a", "b"])[0], "hamming_cdist")
+    _packed_codes(a, b, "hamming_cdist")
     return _call("hamming_cdist", [a, b], ["a", "b"], out, dtype=dtype, device=device, level=level)
 
 

@@ -221,3 +221,65 @@ def test_the_gil_is_released_while_a_kernel_runs(rng):
     # Held, the loop runs only before the call enters the kernel and after it returns: some
     # thousands of iterations; released, hundreds of thousands.
     assert spins > 100000, spins
+
+
+@pytest.mark.parametrize("dtype", ALL_TYPES)
+@pytest.mark.parametrize("n", [1, 64, 1000, 300_000])
+def test_plain_arrays_take_one_call_with_numpys_results(dtype, n):
+    """C-contiguous arrays of one shape go through one call into Rust (the fast path of loops over
+    small arrays, and of large plain arrays): the same bits, dtype and scalar type as numpy."""
+    rng = np.random.default_rng(n)
+    a = random_array(rng, (n,), dtype)
+    b = random_array(rng, (n,), dtype)
+    for tb_op, np_op, logical in BINARY:
+        got = tb._native.run_plain(tb._native.op_index(tb_op.__tensorbits_op__), a, b, None)
+        assert got is not None, "a plain call fell back to the general path"
+        want = expect_binary(np_op, logical, a, b)
+        assert_same_bits(got, want)
+        assert got.dtype.type is want.dtype.type
+        out = np.empty_like(a)
+        assert tb_op(a, b, out=out) is out
+        assert_same_bits(out, want)
+    assert_same_bits(tb.bitwise_not(a), expect_not(a))
+    if a.dtype != bool:
+        got = tb.bitwise_count(a)
+        assert got.dtype.type is np.uint8
+        want = [bin(int(v)).count("1") for v in bits(a)]
+        np.testing.assert_array_equal(got, want)
+
+
+class _Sub(np.ndarray):
+    pass
+
+
+def test_calls_that_are_not_plain_take_the_general_path_with_the_same_results():
+    rng = np.random.default_rng(5)
+    a = random_array(rng, (6, 40), np.uint16)
+    b = random_array(rng, (6, 40), np.uint16)
+    index = tb._native.op_index("xor")
+    not_plain = {
+        "strided": (a[:, ::2], b[:, ::2], None),
+        "transposed": (a.T, b.T, None),
+        "broadcast": (a, b[:1], None),
+        "0-d": (a[0, 0][()], b[0, 0][()], None),
+        "in place": (a.copy(), b, "x1"),
+        "subclass": (a.view(_Sub), b.view(_Sub), None),
+    }
+    for name, (x1, x2, out) in not_plain.items():
+        o = x1 if out == "x1" else None
+        want = np.bitwise_xor(np.asarray(x1), np.asarray(x2))
+        if isinstance(x1, np.ndarray):
+            assert tb._native.run_plain(index, x1, x2, o) is None, name
+        got = tb.bitwise_xor(x1, x2, out=o)
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=name)
+        if o is not None:
+            assert got is o
+    # Two dtypes: the general path's error.
+    assert tb._native.run_plain(index, a, b.astype(np.int16), None) is None
+    with pytest.raises(TypeError, match="data type"):
+        tb.bitwise_xor(a, b.astype(np.int16))
+    # Byte-swapped dtypes: the general path's error.
+    swapped = a.astype(">u2")
+    assert tb._native.run_plain(index, swapped, swapped, None) is None
+    with pytest.raises(TypeError, match=">u2"):
+        tb.bitwise_xor(swapped, swapped)

@@ -29,7 +29,7 @@ mod pool;
 mod validate;
 
 pub use api::compiled::{Compiled, compile};
-pub use api::dynamic::{Input, Region, execute, execute_in_buffer, knn};
+pub use api::dynamic::{Input, Region, execute, execute_in_buffer, execute_packed, knn};
 #[cfg(feature = "ndarray")]
 pub use api::nd::NdOp;
 pub use api::orient::{Orientation, SignedLayout, orient};

@@ -87,10 +87,11 @@ pub struct PairTask<'a> {
     pub b_stride: usize,
     pub k: usize,
     pub elem_size: usize,
-    /// `b` packed for the wide path: for each block of 8 rows, its first `wide_words` 64-bit words
-    /// word by word (`[block][word][row]`); rows past `b_rows` are zero. Present when the kernel
-    /// is wide.
+    /// `b` packed for the wide path: for each block of 8 rows, its `wide_words` 64-bit words
+    /// word by word (`[block][word][row]`); rows past `b_rows`, and the bytes past the end of a
+    /// code in its last word, are zero. Present when the kernel is wide.
     pub packed: Option<&'a [u64]>,
+    /// 64-bit words per code: its bytes over eight, rounded up.
     pub wide_words: usize,
     /// How the reduction combines, and the value of an empty one.
     pub op: ReduceOp,

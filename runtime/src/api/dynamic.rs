@@ -134,6 +134,52 @@ pub fn execute(
     cpu::execute(&plan, &srcs, &mut output[..end as usize], &ks.kernels())
 }
 
+/// Runs an element-wise `op` on packed inputs of one shape (`sizes`, element type `dtype`) into a
+/// packed output of that shape and type `out_dtype`: the same result as [`execute`] with packed
+/// descriptions, with no descriptions built and, for a small call, no plan (the op's kernel runs on
+/// this thread). For bindings that call small ops in a loop, as the Python package does.
+///
+/// Returns `Ok(false)`, having written nothing, where the call is not of that kind (a reduction, a
+/// pairwise op, a broadcast with an axis, buffers of another length): [`execute`] then handles it
+/// and reports what is wrong. Errors are those [`execute`] gives for the same call.
+pub fn execute_packed(
+    op: &OpInfo,
+    call: &Call,
+    sizes: &[usize],
+    dtype: crate::DataType,
+    out_dtype: crate::DataType,
+    inputs: &[&[u8]],
+    output: &mut [u8],
+) -> Result<bool> {
+    if op.reduce().is_some() || call.axes.is_some() {
+        return Ok(false);
+    }
+    let Some(shape) = crate::Dims::new(sizes) else {
+        return Ok(false);
+    };
+    let n = inputs.len();
+    let Some((count, broadcast)) =
+        validate::check_same_shape_dynamic(op, call, n, dtype, out_dtype, &shape)?
+    else {
+        return Ok(false);
+    };
+    let (es, oes) = (dtype.size(), out_dtype.size());
+    if inputs.iter().any(|b| b.len() != count * es) || output.len() != count * oes {
+        return Ok(false);
+    }
+    let Some(kernel) = op.cpu_kernel(dtype, out_dtype) else {
+        return Ok(false);
+    };
+    if count * oes < cpu::PARALLEL_BYTES {
+        (kernel.map)(inputs, output);
+    } else {
+        let plan = validate::same_shape_plan(n, dtype, out_dtype, &shape, count, broadcast);
+        let srcs: Vec<InputBuffer<'_>> = inputs.iter().map(|b| InputBuffer::Bytes(b)).collect();
+        cpu::walk::run(&plan, &srcs, output, &kernel.map);
+    }
+    Ok(true)
+}
+
 /// Runs `op` on tensors that all live in one buffer, as a framework's memory arena or a GPU buffer
 /// does. An input whose region is exactly the output's runs in place (if the op allows it); any other
 /// overlap with the output is an error. Offsets are checked against promised alignments.

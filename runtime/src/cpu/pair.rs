@@ -4,9 +4,11 @@
 //! against rows of `b`. Sums of bit counts of expressions that are the same at every width (`&`,
 //! `|`, `^`, `!`) run on whole 64-bit words, as FAISS's Hamming kernels do: `b` is packed eight rows
 //! at a time word by word, so each word of a row of `a` meets eight rows of `b` in one vector, and
-//! four rows of `a` share every load of `b` (register blocking); with AVX-512 VPOPCNTDQ the counts
-//! are one instruction per eight pairs, with AVX2 the compiler's nibble-lookup popcount. Anything
-//! else runs element by element on the op's own word type.
+//! eight rows of `a` share every load of `b` (register blocking); with AVX-512 VPOPCNTDQ the counts
+//! are one instruction per eight pairs, with AVX2 the compiler's nibble-lookup popcount. Codes
+//! whose size is not a multiple of eight bytes (4, 12, 20 bytes) end in a word padded with zeros,
+//! and what the padding counts (for an expression such as XNOR that is one on two zeros) is taken
+//! off. Anything else runs element by element on the op's own word type.
 //!
 //! The drivers below are compiled once: they pack `b`, cut the work into tiles spread over rayon's
 //! thread pool, and convert the tiles to the output type ([`run`]) or keep the `k` smallest
@@ -50,10 +52,10 @@ pub fn pair<W: Word, E: WideExpr>(
 ) {
     match task.packed {
         Some(packed) if use_wide && task.op == ReduceOp::Sum => {
-            simd::pair_wide::<W, E>(task, packed, out, &elem)
+            simd::pair_wide::<E>(task, packed, out)
         }
         None if use_wide && task.op == ReduceOp::Sum && task.wide_words > 0 => {
-            simd::pair_words::<W, E>(task, out, &elem)
+            simd::pair_words::<E>(task, out)
         }
         _ => simd::pair_elems(task, out, &elem),
     }
@@ -64,64 +66,107 @@ pub fn pair<W: Word, E: WideExpr>(
 pub(crate) const PACK_ROWS: usize = RB;
 
 /// Whole words, `b` as it lies: each pair of rows counts `E` word by word (the scalar bit count),
-/// then the elements past the last whole word with `elem`. For few rows of `a` (one query), where
-/// packing `b` would cost more than the counts.
+/// the last word of a code whose size is not a multiple of eight bytes padded with zeros. For few
+/// rows of `a` (one query), where packing `b` would cost more than the counts.
 #[inline(always)]
-pub(crate) fn pair_words_body<W: Word, E: WideExpr>(
-    task: &PairTask<'_>,
-    out: &mut PairOut<'_, '_>,
-    elem: &impl Fn([W; 2]) -> u64,
-) {
-    match task.wide_words {
-        1 => words_rows::<W, E, 1>(task, out, elem),
-        2 => words_rows::<W, E, 2>(task, out, elem),
-        3 => words_rows::<W, E, 3>(task, out, elem),
-        4 => words_rows::<W, E, 4>(task, out, elem),
-        8 => words_rows::<W, E, 8>(task, out, elem),
-        16 => words_rows::<W, E, 16>(task, out, elem),
-        _ => words_rows::<W, E, 0>(task, out, elem),
+pub(crate) fn pair_words_body<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
+    let full = task.k * task.elem_size == task.wide_words * 8;
+    match (task.wide_words, full) {
+        (1, true) => words_rows::<E, 1, true>(task, out),
+        (2, true) => words_rows::<E, 2, true>(task, out),
+        (3, true) => words_rows::<E, 3, true>(task, out),
+        (4, true) => words_rows::<E, 4, true>(task, out),
+        (8, true) => words_rows::<E, 8, true>(task, out),
+        (16, true) => words_rows::<E, 16, true>(task, out),
+        (_, true) => words_rows::<E, 0, true>(task, out),
+        (1, false) => words_rows::<E, 1, false>(task, out),
+        (2, false) => words_rows::<E, 2, false>(task, out),
+        (_, false) => words_rows::<E, 0, false>(task, out),
     }
 }
 
-/// [`pair_words_body`] for codes of `WW` words (0: any number, `task.wide_words`).
+/// [`pair_words_body`] for codes of `WW` words (0: any number, `task.wide_words`), `FULL` when
+/// the last is whole (no padding).
 #[inline(always)]
-fn words_rows<W: Word, E: WideExpr, const WW: usize>(
+fn words_rows<E: WideExpr, const WW: usize, const FULL: bool>(
     task: &PairTask<'_>,
     out: &mut PairOut<'_, '_>,
-    elem: &impl Fn([W; 2]) -> u64,
 ) {
     let ww = if WW == 0 { task.wide_words } else { WW };
-    let es = task.elem_size;
-    let tail0 = ww * 8 / es;
-    let row_bytes = task.k * es;
-    let word = |row: &[u8], w: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&row[w * 8..w * 8 + 8]);
-        u64::from_le_bytes(b)
-    };
+    let row_bytes = task.k * task.elem_size;
+    let last = last_word_bytes(row_bytes, ww);
+    let pad = padding_count::<E>(row_bytes, ww);
     let mut aw = vec![0u64; ww];
     for i in 0..task.a_rows {
-        let ar = &task.a[i * task.a_stride..i * task.a_stride + row_bytes];
+        let ar = &task.a[i * task.a_stride..];
         for (w, x) in aw.iter_mut().enumerate() {
-            *x = word(ar, w);
+            *x = code_word(ar, w, ww, last);
         }
+        let aw = &aw[..ww];
         // Results a run at a time, written together (narrowed in a loop the compiler vectorizes).
         let mut run = [0u64; 64];
         for j0 in (0..task.b_rows).step_by(run.len()) {
             let nj = (task.b_rows - j0).min(run.len());
             for (c, d) in run[..nj].iter_mut().enumerate() {
-                let j = j0 + c;
-                let br = &task.b[j * task.b_stride..j * task.b_stride + row_bytes];
-                *d = 0;
-                for (w, &a) in aw[..ww].iter().enumerate() {
-                    *d += u64::from(E::wide([a, word(br, w)]).count_ones());
-                }
-                for e in tail0..task.k {
-                    *d += elem([read::<W>(ar, e, es), read::<W>(br, e, es)]);
-                }
+                let at = (j0 + c) * task.b_stride;
+                *d = if FULL {
+                    // Whole words: the row's exact bytes, so that the loads need no checks.
+                    let br = &task.b[at..at + ww * 8];
+                    let mut s = 0;
+                    for (&a, b) in aw.iter().zip(br.chunks_exact(8)) {
+                        let b = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+                        s += u64::from(E::wide([a, b]).count_ones());
+                    }
+                    s
+                } else {
+                    let br = &task.b[at..];
+                    let mut s = 0;
+                    for (w, &a) in aw.iter().enumerate() {
+                        s += u64::from(E::wide([a, code_word(br, w, ww, last)]).count_ones());
+                    }
+                    s - pad
+                };
             }
             out.put_run(i, j0, &run[..nj]);
         }
+    }
+}
+
+/// Bytes of a code's last 64-bit word that belong to it (1 to 8): codes whose size is not a
+/// multiple of eight bytes end in a word padded with zeros.
+#[inline(always)]
+pub(crate) fn last_word_bytes(row_bytes: usize, ww: usize) -> usize {
+    row_bytes + 8 - ww * 8
+}
+
+/// What the zero padding of a code's last word adds to each pair's count of `E`: nothing where
+/// `E` of two zeros is zero (AND, OR, XOR), every padding bit where it is one (XNOR).
+#[inline(always)]
+pub(crate) fn padding_count<E: WideExpr>(row_bytes: usize, ww: usize) -> u64 {
+    if E::wide([0u64, 0u64]) & 1 == 1 {
+        (ww * 64 - row_bytes * 8) as u64
+    } else {
+        0
+    }
+}
+
+/// Word `w` of the code starting at `row[0]` (of `ww` words, the last `last` bytes long), its
+/// missing bytes zero. The code's bytes are read as one word wherever eight bytes lie in `row`.
+#[inline(always)]
+pub(crate) fn code_word(row: &[u8], w: usize, ww: usize, last: usize) -> u64 {
+    let at = w * 8;
+    if let Some(b) = row.get(at..at + 8) {
+        let v = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+        if w + 1 < ww || last == 8 {
+            v
+        } else {
+            v & (u64::MAX >> (64 - 8 * last))
+        }
+    } else {
+        let mut b = [0u8; 8];
+        let n = if w + 1 < ww { 8 } else { last };
+        b[..n].copy_from_slice(&row[at..at + n]);
+        u64::from_le_bytes(b)
     }
 }
 
@@ -129,22 +174,20 @@ fn words_rows<W: Word, E: WideExpr, const WW: usize>(
 /// keep 8 vector accumulators, so each load of `b` serves eight rows.
 pub(crate) const RB: usize = 8;
 
-/// The wide tile: rows of `a` [`RB`] at a time against packed blocks of eight rows of `b`; the
-/// elements past the last whole word of a row with `elem`.
+/// The wide tile: rows of `a` [`RB`] at a time against packed blocks of eight rows of `b`, every
+/// code a whole number of words (the last padded with zeros, and what the padding counts taken
+/// off).
 #[inline(always)]
-pub(crate) fn pair_wide_body<W: Word, E: WideExpr, B: Block>(
+pub(crate) fn pair_wide_body<E: WideExpr, B: Block>(
     isa: B,
     task: &PairTask<'_>,
     packed: &[u64],
     out: &mut PairOut<'_, '_>,
-    elem: &impl Fn([W; 2]) -> u64,
 ) {
     let ww = task.wide_words;
-    let es = task.elem_size;
-    let tail0 = ww * 8 / es;
-    let row_bytes = task.k * es;
-    let a_row = |i: usize| &task.a[i * task.a_stride..i * task.a_stride + row_bytes];
-    let b_row = |j: usize| &task.b[j * task.b_stride..j * task.b_stride + row_bytes];
+    let row_bytes = task.k * task.elem_size;
+    let last = last_word_bytes(row_bytes, ww);
+    let pad = padding_count::<E>(row_bytes, ww);
     let blocks = task.b_rows.div_ceil(8);
     if packed.len() < blocks * ww * 8 {
         debug_assert!(false, "pair_wide: packed b too short");
@@ -164,15 +207,14 @@ pub(crate) fn pair_wide_body<W: Word, E: WideExpr, B: Block>(
         let ri = (task.a_rows - i0).min(RB);
         // Rows past the last repeat the last one and are not written.
         for r in 0..RB {
-            let row = a_row(i0 + r.min(ri - 1));
+            let row = &task.a[(i0 + r.min(ri - 1)) * task.a_stride..];
             for (w, word) in aw[r * ww..(r + 1) * ww].iter_mut().enumerate() {
-                let mut b = [0u8; 8];
-                b.copy_from_slice(&row[w * 8..w * 8 + 8]);
-                *word = u64::from_le_bytes(b);
+                *word = code_word(row, w, ww, last);
             }
         }
-        // Whole blocks of whole words go from the registers to the output (in its type).
-        let whole = if tail0 == task.k { task.b_rows / 8 } else { 0 };
+        // Whole blocks go from the registers to the output (in its type) where the padding adds
+        // nothing to the counts.
+        let whole = if pad == 0 { task.b_rows / 8 } else { 0 };
         if ri == RB {
             blocks_out::<E, B, RB>(isa, aw, packed, ww, whole, out, i0);
         } else {
@@ -196,14 +238,8 @@ pub(crate) fn pair_wide_body<W: Word, E: WideExpr, B: Block>(
             }
             let cols = (task.b_rows - jb * 8).min(8);
             for (r, acc_r) in acc.iter_mut().enumerate().take(ri) {
-                if tail0 < task.k {
-                    let ar = a_row(i0 + r);
-                    for (c, a) in acc_r.iter_mut().enumerate().take(cols) {
-                        let br = b_row(jb * 8 + c);
-                        for e in tail0..task.k {
-                            *a += elem([read::<W>(ar, e, es), read::<W>(br, e, es)]);
-                        }
-                    }
+                for a in acc_r.iter_mut() {
+                    *a = a.wrapping_sub(pad);
                 }
                 if cols == 8 {
                     // A whole block: eight results narrowed in registers.
@@ -454,18 +490,18 @@ fn rows<'a>(
 fn pack_tile<'t>(
     b: &Rows<'_>,
     (j0, nj): (usize, usize),
-    ww: usize,
+    (ww, row_bytes): (usize, usize),
     buf: &'t mut Vec<u64>,
 ) -> &'t [u64] {
     buf.clear();
     buf.resize(nj.div_ceil(8) * ww * 8, 0);
+    let last = last_word_bytes(row_bytes, ww);
     for (blk, d) in buf.chunks_exact_mut(ww * 8).enumerate() {
         // Row `j0 + 8 * blk + c` goes to lane `c` of each of the block's words.
         for c in 0..8.min(nj - blk * 8) {
-            let j = j0 + blk * 8 + c;
-            let row = &b.bytes[j * b.stride..j * b.stride + ww * 8];
-            for (w, word) in row.chunks_exact(8).enumerate() {
-                d[w * 8 + c] = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+            let row = &b.bytes[(j0 + blk * 8 + c) * b.stride..];
+            for w in 0..ww {
+                d[w * 8 + c] = code_word(row, w, ww, last);
             }
         }
     }
@@ -483,7 +519,8 @@ fn packed_for<'t>(
     if let Some(p) = bt.in_place {
         return Some(&p[(j0 / 8 * s.ww * 8).min(p.len())..]);
     }
-    bt.pack.then(|| pack_tile(&bt.b, (j0, nj), s.ww, buf))
+    bt.pack
+        .then(|| pack_tile(&bt.b, (j0, nj), (s.ww, s.k * s.es), buf))
 }
 
 /// `b` read in place as its packed form: codes of one word in consecutive, aligned rows, whole
@@ -530,7 +567,8 @@ fn shape(plan: &Plan) -> Shape {
         n: plan.iter[nd - 2],
         k,
         es,
-        ww: k * es / 8,
+        // Codes of a size not a multiple of eight bytes end in a word padded with zeros.
+        ww: (k * es).div_ceil(8),
     }
 }
 

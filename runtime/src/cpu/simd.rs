@@ -286,60 +286,47 @@ pub(crate) fn min_u64(v: &[u64]) -> u64 {
 /// CPU runs: with AVX-512 VPOPCNTDQ, eight 64-bit counts per instruction; with AVX2, counts of
 /// bytes by nibble lookup.
 #[inline]
-pub(crate) fn pair_wide<W: Word, E: WideExpr>(
+pub(crate) fn pair_wide<E: WideExpr>(
     task: &PairTask<'_>,
     packed: &[u64],
     out: &mut PairOut<'_, '_>,
-    elem: &impl Fn([W; 2]) -> u64,
 ) {
     #[cfg(target_arch = "x86_64")]
     match isa() {
         // SAFETY: the features `pair_wide_avx512` is compiled for were detected on this CPU.
-        Isa::Avx512 => return unsafe { pair_wide_avx512::<W, E>(task, packed, out, elem) },
+        Isa::Avx512 => return unsafe { pair_wide_avx512::<E>(task, packed, out) },
         // SAFETY: AVX2 was detected on this CPU.
-        Isa::Avx2 => return unsafe { pair_wide_avx2::<W, E>(task, packed, out, elem) },
+        Isa::Avx2 => return unsafe { pair_wide_avx2::<E>(task, packed, out) },
         Isa::Baseline => {}
     }
-    super::pair::pair_wide_body::<W, E, _>(Scalar, task, packed, out, elem)
+    super::pair::pair_wide_body::<E, _>(Scalar, task, packed, out)
 }
 
 /// The word-by-word pair tile on unpacked rows ([`pair_words_body`](super::pair::pair_words_body))
 /// in the best version this CPU runs (all with the `popcnt` instruction).
 #[inline]
-pub(crate) fn pair_words<W: Word, E: WideExpr>(
-    task: &PairTask<'_>,
-    out: &mut PairOut<'_, '_>,
-    elem: &impl Fn([W; 2]) -> u64,
-) {
+pub(crate) fn pair_words<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
     #[cfg(target_arch = "x86_64")]
     match isa() {
         // SAFETY: the features `pair_words_avx512` is compiled for were detected on this CPU.
-        Isa::Avx512 => return unsafe { pair_words_avx512::<W, E>(task, out, elem) },
+        Isa::Avx512 => return unsafe { pair_words_avx512::<E>(task, out) },
         // SAFETY: AVX2 (and POPCNT, which `isa` checks with it) was detected on this CPU.
-        Isa::Avx2 => return unsafe { pair_words_avx2::<W, E>(task, out, elem) },
+        Isa::Avx2 => return unsafe { pair_words_avx2::<E>(task, out) },
         Isa::Baseline => {}
     }
-    super::pair::pair_words_body::<W, E>(task, out, elem)
+    super::pair::pair_words_body::<E>(task, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
-fn pair_words_avx2<W: Word, E: WideExpr>(
-    task: &PairTask<'_>,
-    out: &mut PairOut<'_, '_>,
-    elem: &impl Fn([W; 2]) -> u64,
-) {
-    super::pair::pair_words_body::<W, E>(task, out, elem)
+fn pair_words_avx2<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
+    super::pair::pair_words_body::<E>(task, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
-fn pair_words_avx512<W: Word, E: WideExpr>(
-    task: &PairTask<'_>,
-    out: &mut PairOut<'_, '_>,
-    elem: &impl Fn([W; 2]) -> u64,
-) {
-    super::pair::pair_words_body::<W, E>(task, out, elem)
+fn pair_words_avx512<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
+    super::pair::pair_words_body::<E>(task, out)
 }
 
 /// The element-by-element pair tile in the best version this CPU runs.
@@ -362,24 +349,14 @@ pub(crate) fn pair_elems<W: Word>(
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
-fn pair_wide_avx2<W: Word, E: WideExpr>(
-    task: &PairTask<'_>,
-    packed: &[u64],
-    out: &mut PairOut<'_, '_>,
-    elem: &impl Fn([W; 2]) -> u64,
-) {
-    super::pair::pair_wide_body::<W, E, _>(wide::Avx2(()), task, packed, out, elem)
+fn pair_wide_avx2<E: WideExpr>(task: &PairTask<'_>, packed: &[u64], out: &mut PairOut<'_, '_>) {
+    super::pair::pair_wide_body::<E, _>(wide::Avx2(()), task, packed, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
-fn pair_wide_avx512<W: Word, E: WideExpr>(
-    task: &PairTask<'_>,
-    packed: &[u64],
-    out: &mut PairOut<'_, '_>,
-    elem: &impl Fn([W; 2]) -> u64,
-) {
-    super::pair::pair_wide_body::<W, E, _>(wide::Avx512(()), task, packed, out, elem)
+fn pair_wide_avx512<E: WideExpr>(task: &PairTask<'_>, packed: &[u64], out: &mut PairOut<'_, '_>) {
+    super::pair::pair_wide_body::<E, _>(wide::Avx512(()), task, packed, out)
 }
 
 /// The register blocks of the wide pair tile in vector registers: eight rows of `a` against the

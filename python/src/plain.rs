@@ -1,0 +1,206 @@
+//! The fast path of element-wise calls on plain numpy arrays: C-contiguous, aligned arrays of one
+//! shape and one native dtype, and an output of that shape (new, or given and apart from the
+//! inputs). Such a call is what a Python loop over small arrays makes, and it skips what general
+//! calls need: the Python layer's conversions, descriptions of strides, the orientation of reversed
+//! views, copies, and the walk's plan (`tensorbits::execute_packed`). Anything else answers
+//! `None`, and the Python layer takes the general path, which gives the same results and errors.
+
+use numpy::npyffi::{self, NPY_TYPES, PY_ARRAY_API, PyArrayObject, npy_intp};
+use pyo3::prelude::*;
+use tensorbits::{Call, DataType};
+
+use crate::py_err;
+
+/// Bytes at or above which the call releases the GIL while the kernel runs.
+const DETACH_BYTES: usize = 1 << 16;
+
+/// The library's type of a numpy type number (`descr->type_num`), for native byte order.
+fn dtype_of(type_num: i32) -> Option<DataType> {
+    let long8 = size_of::<std::ffi::c_long>() == 8;
+    Some(match type_num {
+        0 => DataType::Bool,
+        1 => DataType::I8,
+        2 => DataType::U8,
+        3 => DataType::I16,
+        4 => DataType::U16,
+        5 => DataType::I32,
+        6 => DataType::U32,
+        7 if long8 => DataType::I64,
+        7 => DataType::I32,
+        8 if long8 => DataType::U64,
+        8 => DataType::U32,
+        9 => DataType::I64,
+        10 => DataType::U64,
+        11 => DataType::F32,
+        12 => DataType::F64,
+        23 => DataType::F16,
+        _ => return None,
+    })
+}
+
+/// The numpy type number of a new array of `dtype` (the `long` types where they are 64-bit, as
+/// `np.int64` is on such platforms).
+fn type_num_of(dtype: DataType) -> NPY_TYPES {
+    let long8 = size_of::<std::ffi::c_long>() == 8;
+    match dtype {
+        DataType::Bool => NPY_TYPES::NPY_BOOL,
+        DataType::I8 => NPY_TYPES::NPY_BYTE,
+        DataType::U8 => NPY_TYPES::NPY_UBYTE,
+        DataType::I16 => NPY_TYPES::NPY_SHORT,
+        DataType::U16 => NPY_TYPES::NPY_USHORT,
+        DataType::I32 => NPY_TYPES::NPY_INT,
+        DataType::U32 => NPY_TYPES::NPY_UINT,
+        DataType::I64 if long8 => NPY_TYPES::NPY_LONG,
+        DataType::I64 => NPY_TYPES::NPY_LONGLONG,
+        DataType::U64 if long8 => NPY_TYPES::NPY_ULONG,
+        DataType::U64 => NPY_TYPES::NPY_ULONGLONG,
+        DataType::F16 => NPY_TYPES::NPY_HALF,
+        DataType::F32 => NPY_TYPES::NPY_FLOAT,
+        DataType::F64 => NPY_TYPES::NPY_DOUBLE,
+    }
+}
+
+/// A plain array: its data, shape and type.
+struct Plain<'a> {
+    data: *mut u8,
+    shape: &'a [npy_intp],
+    dtype: DataType,
+    writeable: bool,
+}
+
+impl Plain<'_> {
+    fn bytes(&self) -> usize {
+        let count: usize = self.shape.iter().map(|&n| n as usize).product();
+        count * self.dtype.size()
+    }
+
+    fn range(&self) -> (usize, usize) {
+        let lo = self.data as usize;
+        (lo, lo + self.bytes())
+    }
+}
+
+/// `obj` as a plain array: exactly a numpy `ndarray` (not a subclass), C-contiguous, aligned, of
+/// at least one dimension and a native dtype the library has.
+fn plain<'a>(py: Python<'_>, obj: &'a Bound<'_, PyAny>) -> Option<Plain<'a>> {
+    // SAFETY: `obj` is a live object; the check reads its type only.
+    if unsafe { npyffi::PyArray_CheckExact(py, obj.as_ptr()) } == 0 {
+        return None;
+    }
+    let arr = obj.as_ptr().cast::<PyArrayObject>();
+    // SAFETY: `arr` is an ndarray (checked above), alive while `obj` is borrowed; its fields and
+    // its descriptor's are plain reads of structs numpy keeps for the object's life, and its shape
+    // holds `nd` sizes.
+    unsafe {
+        let f = &(*arr).fields;
+        let flags = f.flags;
+        let need = npyffi::NPY_ARRAY_C_CONTIGUOUS | npyffi::NPY_ARRAY_ALIGNED;
+        if flags & need != need || f.nd < 1 {
+            return None;
+        }
+        let d = &(*f.descr).fields;
+        // Native (`=`), not applicable (`|`) or little-endian on a little-endian machine.
+        let native = matches!(d.byteorder as u8, b'=' | b'|')
+            || (cfg!(target_endian = "little") && d.byteorder as u8 == b'<');
+        if !native {
+            return None;
+        }
+        Some(Plain {
+            data: f.data.cast::<u8>(),
+            shape: std::slice::from_raw_parts(f.dimensions, f.nd as usize),
+            dtype: dtype_of(d.type_num)?,
+            writeable: flags & npyffi::NPY_ARRAY_WRITEABLE != 0,
+        })
+    }
+}
+
+/// Runs the element-wise op at `op` (its index in `tensorbits.ops()`) on plain arrays `x1` (and
+/// `x2`), into `out` or a new array, which it returns; `None` where the call is not plain (the
+/// general path then runs it).
+#[pyfunction]
+#[pyo3(signature = (op, x1, x2, out))]
+pub(crate) fn run_plain<'py>(
+    py: Python<'py>,
+    op: usize,
+    x1: &Bound<'py, PyAny>,
+    x2: Option<&Bound<'py, PyAny>>,
+    out: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let Some(op) = tensorbits::ops::ALL.get(op).copied() else {
+        return Ok(None);
+    };
+    let Some(a) = plain(py, x1) else {
+        return Ok(None);
+    };
+    let b = match x2 {
+        Some(x) => match plain(py, x) {
+            Some(b) if b.dtype == a.dtype && b.shape == a.shape => Some(b),
+            _ => return Ok(None),
+        },
+        None => None,
+    };
+    let ins: Vec<&Plain<'_>> = std::iter::once(&a).chain(b.as_ref()).collect();
+    if ins.len() != op.arity() || op.reduce().is_some() {
+        return Ok(None);
+    }
+    let sizes: Vec<usize> = a.shape.iter().map(|&n| n as usize).collect();
+    let (target, out_dtype, result) = match out {
+        Some(o) => {
+            let Some(t) = plain(py, o) else {
+                return Ok(None);
+            };
+            let (lo, hi) = t.range();
+            let apart = ins.iter().all(|x| {
+                let (l, h) = x.range();
+                h <= lo || hi <= l
+            });
+            if t.shape != a.shape || !t.writeable || !apart {
+                return Ok(None);
+            }
+            (t.data, t.dtype, o.clone())
+        }
+        None => {
+            let out_dtype = op.default_output(a.dtype);
+            let mut dims: Vec<npy_intp> = a.shape.to_vec();
+            // SAFETY: the numpy API is loaded (the module imported numpy); `dims` holds `nd`
+            // sizes; `PyArray_DescrFromType` returns a new reference that `PyArray_Empty` steals.
+            let ptr = unsafe {
+                let descr = PY_ARRAY_API.PyArray_DescrFromType(py, type_num_of(out_dtype) as i32);
+                if descr.is_null() {
+                    return Err(PyErr::fetch(py));
+                }
+                PY_ARRAY_API.PyArray_Empty(py, dims.len() as i32, dims.as_mut_ptr(), descr, 0)
+            };
+            // SAFETY: a new reference or null with an exception set.
+            let new = unsafe { Bound::from_owned_ptr_or_err(py, ptr)? };
+            let Some(t) = plain(py, &new) else {
+                return Ok(None);
+            };
+            (t.data, out_dtype, new)
+        }
+    };
+    let out_bytes = sizes.iter().product::<usize>() * out_dtype.size();
+    let in_bytes = a.bytes();
+    // SAFETY: every array is a live, C-contiguous ndarray of `bytes()` bytes from its data pointer,
+    // kept alive by the caller's references for the call; the output is writable and apart from
+    // every input (checked above, or new).
+    let (srcs, dst): (Vec<&[u8]>, &mut [u8]) = unsafe {
+        (
+            ins.iter()
+                .map(|x| std::slice::from_raw_parts(x.data.cast_const(), in_bytes))
+                .collect(),
+            std::slice::from_raw_parts_mut(target, out_bytes),
+        )
+    };
+    let call = Call::default();
+    let dtype = a.dtype;
+    let mut run =
+        move || tensorbits::execute_packed(op, &call, &sizes, dtype, out_dtype, &srcs, dst);
+    let done = if out_bytes.max(in_bytes) >= DETACH_BYTES {
+        py.detach(run)
+    } else {
+        run()
+    }
+    .map_err(py_err)?;
+    Ok(done.then_some(result))
+}
