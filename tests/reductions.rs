@@ -389,6 +389,12 @@ fn pairwise_results_in_every_output_type_and_path() {
         (37, 3000, 4, DataType::U64, 0),  // four words, a partial block of rows of a
         (9, 1000, 3, DataType::U8, 0),    // no whole word: one padded word
         (1, 50000, 4, DataType::U8, 0),   // one query, half-word codes
+        (2, 50003, 2, DataType::U16, 1),  // the same, sixteen per register and a tail
+        (1, 10001, 8, DataType::U8, 0),   // one word streamed (a partial block: not in place)
+        (3, 20005, 16, DataType::U8, 0),  // two words streamed, pairs summed across registers
+        (2, 9001, 32, DataType::U8, 1),   // four words, b unaligned
+        (5, 3003, 8, DataType::U64, 0),   // eight words
+        (1, 7, 1, DataType::U32, 0),      // fewer codes than a register holds
         (1, 20001, 12, DataType::U8, 3),  // one query, a padded second word, b unaligned
         (20, 3001, 12, DataType::U8, 0),  // packed tiles of padded codes
         (16, 2000, 5, DataType::U16, 1),  // ten bytes, b unaligned

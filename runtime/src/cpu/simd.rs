@@ -326,7 +326,9 @@ fn pair_words_avx2<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
 fn pair_words_avx512<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
-    super::pair::pair_words_body::<E>(task, out)
+    if !wide::Avx512(()).stream::<E>(task, out) {
+        super::pair::pair_words_body::<E>(task, out)
+    }
 }
 
 /// The element-by-element pair tile in the best version this CPU runs.
@@ -366,7 +368,7 @@ fn pair_wide_avx512<E: WideExpr>(task: &PairTask<'_>, packed: &[u64], out: &mut 
 mod wide {
     use super::super::pair::Block;
     use crate::element::{Lanes, WideExpr};
-    use crate::op::PairOut;
+    use crate::op::{PairOut, PairTask};
     use std::arch::x86_64::*;
 
     /// The AVX-512 (F and VPOPCNTDQ) blocks. Made only by `pair_wide_avx512`, after `isa()`
@@ -460,6 +462,148 @@ mod wide {
                     }
                 }
                 acc
+            }
+        }
+    }
+
+    impl Avx512 {
+        /// Rows of `a` against rows of `b` as they lie, for codes of 4, 8, 16, 32 or 64 bytes in
+        /// consecutive rows (a few queries against a database): each 64-byte load of `b` holds
+        /// whole codes, meets the query repeated across the register, and one VPOPCNT counts
+        /// them all; adjacent counts of a code are summed across registers (`vpermt2q`), so that
+        /// one register holds eight codes' results. `false` (nothing written) for other layouts.
+        #[inline(always)]
+        pub(in crate::cpu) fn stream<E: WideExpr>(
+            self,
+            task: &PairTask<'_>,
+            out: &mut PairOut<'_, '_>,
+        ) -> bool {
+            let bytes = task.k * task.elem_size;
+            let n = task.b_rows;
+            if task.b_stride != bytes || task.b.len() < n * bytes {
+                return false;
+            }
+            match bytes {
+                4 => self.stream_dwords::<E>(task, out),
+                8 => self.stream_words::<E, 1>(task, out),
+                16 => self.stream_words::<E, 2>(task, out),
+                32 => self.stream_words::<E, 4>(task, out),
+                64 => self.stream_words::<E, 8>(task, out),
+                _ => return false,
+            }
+            true
+        }
+
+        /// [`stream`](Self::stream) for codes of `L` 64-bit words.
+        #[inline(always)]
+        fn stream_words<E: WideExpr, const L: usize>(
+            self,
+            task: &PairTask<'_>,
+            out: &mut PairOut<'_, '_>,
+        ) {
+            let n = task.b_rows;
+            let b = &task.b[..n * L * 8];
+            let whole = n / 8;
+            let mut run = [0u64; 64];
+            for i in 0..task.a_rows {
+                let q = &task.a[i * task.a_stride..i * task.a_stride + L * 8];
+                let mut lanes = [0u64; 8];
+                for (k, l) in lanes.iter_mut().enumerate() {
+                    let w = k % L;
+                    *l = u64::from_le_bytes(q[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]));
+                }
+                // SAFETY: AVX-512F and VPOPCNTDQ are present (see `Avx512`); the loads read
+                // 64 bytes at `(g * L + v) * 64` for `g < n / 8` and `v < L`, inside `b`
+                // (`n * L * 8` bytes, checked by the slice), and the stores write one `run`
+                // entry's eight words at `c <= 56`.
+                unsafe {
+                    let qv = V512(_mm512_loadu_si512(lanes.as_ptr().cast()));
+                    let even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+                    let odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+                    let pairs = |x: __m512i, y: __m512i| {
+                        _mm512_add_epi64(
+                            _mm512_permutex2var_epi64(x, even, y),
+                            _mm512_permutex2var_epi64(x, odd, y),
+                        )
+                    };
+                    let mut c = 0;
+                    for g in 0..whole {
+                        let mut p = [_mm512_setzero_si512(); L];
+                        for (v, pv) in p.iter_mut().enumerate() {
+                            let at = b.as_ptr().add((g * L + v) * 64);
+                            let x = V512(_mm512_loadu_si512(at.cast()));
+                            *pv = _mm512_popcnt_epi64(E::wide([qv, x]).0);
+                        }
+                        // Adjacent words of a code summed, a level at a time.
+                        let mut len = L;
+                        while len > 1 {
+                            for h in 0..len / 2 {
+                                p[h] = pairs(p[2 * h], p[2 * h + 1]);
+                            }
+                            len /= 2;
+                        }
+                        _mm512_storeu_si512(run.as_mut_ptr().add(c).cast(), p[0]);
+                        c += 8;
+                        if c == run.len() {
+                            out.put_run(i, (g + 1) * 8 - c, &run);
+                            c = 0;
+                        }
+                    }
+                    if c > 0 {
+                        out.put_run(i, whole * 8 - c, &run[..c]);
+                    }
+                }
+                // The last codes, fewer than eight, one at a time.
+                for j in whole * 8..n {
+                    let mut d = 0u64;
+                    for (w, word) in b[j * L * 8..(j + 1) * L * 8].chunks_exact(8).enumerate() {
+                        let x = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+                        d += u64::from(E::wide([lanes[w], x]).count_ones());
+                    }
+                    out.put_run(i, j, &[d]);
+                }
+            }
+        }
+
+        /// [`stream`](Self::stream) for codes of four bytes: sixteen per register, counted by
+        /// 32-bit lanes.
+        #[inline(always)]
+        fn stream_dwords<E: WideExpr>(self, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
+            let n = task.b_rows;
+            let b = &task.b[..n * 4];
+            let whole = n / 16;
+            let mut run = [0u64; 64];
+            for i in 0..task.a_rows {
+                let q = &task.a[i * task.a_stride..i * task.a_stride + 4];
+                let q32 = u32::from_le_bytes(q.try_into().unwrap_or([0; 4]));
+                // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the loads read
+                // 64 bytes at `g * 64` for `g < n / 16`, inside `b` (`n * 4` bytes), and the
+                // stores write eight words of `run` at `c + 8 <= 64`.
+                unsafe {
+                    let qv = V512(_mm512_set1_epi32(q32 as i32));
+                    let mut c = 0;
+                    for g in 0..whole {
+                        let x = V512(_mm512_loadu_si512(b.as_ptr().add(g * 64).cast()));
+                        let p = _mm512_popcnt_epi32(E::wide([qv, x]).0);
+                        let lo = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(p));
+                        let hi = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(p));
+                        _mm512_storeu_si512(run.as_mut_ptr().add(c).cast(), lo);
+                        _mm512_storeu_si512(run.as_mut_ptr().add(c + 8).cast(), hi);
+                        c += 16;
+                        if c == run.len() {
+                            out.put_run(i, (g + 1) * 16 - c, &run);
+                            c = 0;
+                        }
+                    }
+                    if c > 0 {
+                        out.put_run(i, whole * 16 - c, &run[..c]);
+                    }
+                }
+                for j in whole * 16..n {
+                    let x = u32::from_le_bytes(b[j * 4..j * 4 + 4].try_into().unwrap_or([0; 4]));
+                    let d = E::wide([u64::from(q32), u64::from(x)]) & u64::from(u32::MAX);
+                    out.put_run(i, j, &[u64::from(d.count_ones())]);
+                }
             }
         }
     }
