@@ -8,6 +8,7 @@ __version__: str
 __all__ = [
     "__version__",
     "run",
+    "run_plain",
     "op_index",
     "knn",
     "gpu_name",
