@@ -466,6 +466,52 @@ mod wide {
         }
     }
 
+    /// One row's results from the streaming kernels, eight at a time from a register, written to
+    /// the output a run of 64 at a time (narrowed to its type in one vectorized pass).
+    struct Run {
+        buf: [u64; 64],
+        len: usize,
+        /// The output row, and the column of `buf[0]`.
+        row: usize,
+        col: usize,
+    }
+
+    impl Run {
+        #[inline(always)]
+        fn new(row: usize) -> Run {
+            Run {
+                buf: [0; 64],
+                len: 0,
+                row,
+                col: 0,
+            }
+        }
+
+        /// Appends the eight results in `v`, writing the run out when it is full.
+        #[inline(always)]
+        fn push(&mut self, v: __m512i, out: &mut PairOut<'_, '_>) {
+            let dst = &mut self.buf[self.len..self.len + 8];
+            // SAFETY: AVX-512F is present (only `Avx512`'s methods, compiled for it, make a
+            // `Run`); the store writes the eight words of `dst`, a slice taken (bounds-checked)
+            // for it.
+            unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), v) };
+            self.len += 8;
+            if self.len == self.buf.len() {
+                self.flush(out);
+            }
+        }
+
+        /// Writes what the run holds.
+        #[inline(always)]
+        fn flush(&mut self, out: &mut PairOut<'_, '_>) {
+            if self.len > 0 {
+                out.put_run(self.row, self.col, &self.buf[..self.len]);
+                self.col += self.len;
+                self.len = 0;
+            }
+        }
+    }
+
     impl Avx512 {
         /// Rows of `a` against rows of `b` as they lie, for codes of 4, 8, 16, 32 or 64 bytes in
         /// consecutive rows (a few queries against a database): each 64-byte load of `b` holds
@@ -504,7 +550,6 @@ mod wide {
             let n = task.b_rows;
             let b = &task.b[..n * L * 8];
             let whole = n / 8;
-            let mut run = [0u64; 64];
             for i in 0..task.a_rows {
                 let q = &task.a[i * task.a_stride..i * task.a_stride + L * 8];
                 let mut lanes = [0u64; 8];
@@ -514,8 +559,7 @@ mod wide {
                 }
                 // SAFETY: AVX-512F and VPOPCNTDQ are present (see `Avx512`); the loads read
                 // 64 bytes at `(g * L + v) * 64` for `g < n / 8` and `v < L`, inside `b`
-                // (`n * L * 8` bytes, checked by the slice), and the stores write one `run`
-                // entry's eight words at `c <= 56`.
+                // (`n * L * 8` bytes, checked by the slice).
                 unsafe {
                     let qv = V512(_mm512_loadu_si512(lanes.as_ptr().cast()));
                     let even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
@@ -526,7 +570,7 @@ mod wide {
                             _mm512_permutex2var_epi64(x, odd, y),
                         )
                     };
-                    let mut c = 0;
+                    let mut run = Run::new(i);
                     for g in 0..whole {
                         let mut p = [_mm512_setzero_si512(); L];
                         for (v, pv) in p.iter_mut().enumerate() {
@@ -542,16 +586,9 @@ mod wide {
                             }
                             len /= 2;
                         }
-                        _mm512_storeu_si512(run.as_mut_ptr().add(c).cast(), p[0]);
-                        c += 8;
-                        if c == run.len() {
-                            out.put_run(i, (g + 1) * 8 - c, &run);
-                            c = 0;
-                        }
+                        run.push(p[0], out);
                     }
-                    if c > 0 {
-                        out.put_run(i, whole * 8 - c, &run[..c]);
-                    }
+                    run.flush(out);
                 }
                 // The last codes, fewer than eight, one at a time.
                 for j in whole * 8..n {
@@ -572,32 +609,23 @@ mod wide {
             let n = task.b_rows;
             let b = &task.b[..n * 4];
             let whole = n / 16;
-            let mut run = [0u64; 64];
             for i in 0..task.a_rows {
                 let q = &task.a[i * task.a_stride..i * task.a_stride + 4];
                 let q32 = u32::from_le_bytes(q.try_into().unwrap_or([0; 4]));
                 // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the loads read
-                // 64 bytes at `g * 64` for `g < n / 16`, inside `b` (`n * 4` bytes), and the
-                // stores write eight words of `run` at `c + 8 <= 64`.
+                // 64 bytes at `g * 64` for `g < n / 16`, inside `b` (`n * 4` bytes).
                 unsafe {
                     let qv = V512(_mm512_set1_epi32(q32 as i32));
-                    let mut c = 0;
+                    let mut run = Run::new(i);
                     for g in 0..whole {
                         let x = V512(_mm512_loadu_si512(b.as_ptr().add(g * 64).cast()));
                         let p = _mm512_popcnt_epi32(E::wide([qv, x]).0);
                         let lo = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(p));
                         let hi = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(p));
-                        _mm512_storeu_si512(run.as_mut_ptr().add(c).cast(), lo);
-                        _mm512_storeu_si512(run.as_mut_ptr().add(c + 8).cast(), hi);
-                        c += 16;
-                        if c == run.len() {
-                            out.put_run(i, (g + 1) * 16 - c, &run);
-                            c = 0;
-                        }
+                        run.push(lo, out);
+                        run.push(hi, out);
                     }
-                    if c > 0 {
-                        out.put_run(i, whole * 16 - c, &run[..c]);
-                    }
+                    run.flush(out);
                 }
                 for j in whole * 16..n {
                     let x = u32::from_le_bytes(b[j * 4..j * 4 + 4].try_into().unwrap_or([0; 4]));
