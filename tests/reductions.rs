@@ -399,6 +399,8 @@ fn pairwise_results_in_every_output_type_and_path() {
         (20, 3001, 12, DataType::U8, 0),  // packed tiles of padded codes
         (16, 2000, 5, DataType::U16, 1),  // ten bytes, b unaligned
         (64, 5000, 1, DataType::U16, 0),  // two bytes: the whole code is padding but two
+        (70, 1016, 8, DataType::U8, 0),   // more rows than a call takes, an odd count of blocks
+        (8, 100_008, 8, DataType::U8, 0), // one block of rows, b split over the threads
     ];
     // Hamming (the padding counts nothing) and an op that counts the padding (XNOR of zeros).
     let ops = [<ops::HammingCdist as Op>::INFO, <XnorOrCdist as Op>::INFO];

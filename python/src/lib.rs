@@ -191,7 +191,7 @@ pub extern "C" fn tensorbits_set_num_threads(threads: std::ffi::c_int) {
 }
 
 /// The data type of a numpy dtype name (`uint8`, `float16`, `bool`, ...).
-fn dtype_named(name: &str) -> PyResult<DataType> {
+pub(crate) fn dtype_named(name: &str) -> PyResult<DataType> {
     array::dtype_from_numpy_name(name).ok_or_else(|| {
         PyTypeError::new_err(format!(
             "tensorbits has no data type {name:?}; it has {}",
@@ -524,6 +524,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(plain::run_plain, m)?)?;
+    m.add_function(wrap_pyfunction!(plain::pair_plain, m)?)?;
+    m.add_function(wrap_pyfunction!(plain::knn_plain, m)?)?;
     m.add_function(wrap_pyfunction!(op_index, m)?)?;
     m.add_function(wrap_pyfunction!(knn, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_name, m)?)?;

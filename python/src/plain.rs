@@ -114,6 +114,183 @@ fn plain<'a>(py: Python<'_>, obj: &'a Bound<'_, PyAny>) -> Option<Plain<'a>> {
     }
 }
 
+/// A new C-contiguous array of `dtype` and shape `dims`, and its data.
+fn new_array<'py>(
+    py: Python<'py>,
+    dims: &[npy_intp],
+    dtype: DataType,
+) -> PyResult<(Bound<'py, PyAny>, *mut u8)> {
+    let mut dims = dims.to_vec();
+    // SAFETY: the numpy API is loaded (the module imported numpy); `dims` holds `nd` sizes;
+    // `PyArray_DescrFromType` returns a new reference that `PyArray_Empty` steals.
+    let ptr = unsafe {
+        let descr = PY_ARRAY_API.PyArray_DescrFromType(py, type_num_of(dtype) as i32);
+        if descr.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        PY_ARRAY_API.PyArray_Empty(py, dims.len() as i32, dims.as_mut_ptr(), descr, 0)
+    };
+    // SAFETY: a new reference or null with an exception set.
+    let new = unsafe { Bound::from_owned_ptr_or_err(py, ptr)? };
+    // SAFETY: `new` is the ndarray just made.
+    let data = unsafe {
+        (*new.as_ptr().cast::<PyArrayObject>())
+            .fields
+            .data
+            .cast::<u8>()
+    };
+    Ok((new, data))
+}
+
+/// Two plain matrices of binary codes, `[M, K]` and `[N, K]` of one integer type: `(M, N, K)`.
+fn codes<'a>(a: &Plain<'a>, b: &Plain<'a>) -> Option<(usize, usize, usize)> {
+    let integer = !matches!(
+        a.dtype,
+        DataType::Bool | DataType::F16 | DataType::F32 | DataType::F64
+    );
+    let ok = integer
+        && a.dtype == b.dtype
+        && a.shape.len() == 2
+        && b.shape.len() == 2
+        && a.shape[1] == b.shape[1];
+    ok.then(|| {
+        let n = |i: npy_intp| i as usize;
+        (n(a.shape[0]), n(b.shape[0]), n(a.shape[1]))
+    })
+}
+
+/// Runs a closure with the GIL released when it reads or writes `bytes` or more.
+fn maybe_detach<T: Send>(py: Python<'_>, bytes: usize, f: impl FnOnce() -> T + Send) -> T {
+    if bytes >= DETACH_BYTES {
+        py.detach(f)
+    } else {
+        f()
+    }
+}
+
+/// Runs the pairwise op at `op` (its index in `tensorbits.ops()`) on plain matrices `a` `[M, K]`
+/// and `b` `[N, K]` of one integer type, into `out` (a plain `[M, N]` apart from both) or a new
+/// array of `dtype` (a numpy name, default the op's), which it returns; `None` where the call is not
+/// plain (the general path then runs it).
+#[pyfunction]
+#[pyo3(signature = (op, a, b, out, dtype))]
+pub(crate) fn pair_plain<'py>(
+    py: Python<'py>,
+    op: usize,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    out: Option<&Bound<'py, PyAny>>,
+    dtype: Option<&str>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let Some(op) = tensorbits::ops::ALL.get(op).copied() else {
+        return Ok(None);
+    };
+    let (Some(pa), Some(pb)) = (plain(py, a), plain(py, b)) else {
+        return Ok(None);
+    };
+    let Some(rows) = codes(&pa, &pb) else {
+        return Ok(None);
+    };
+    let (m, n, _) = rows;
+    let (target, out_dtype, result) = match (out, dtype) {
+        (Some(_), Some(_)) => return Ok(None),
+        (Some(o), None) => {
+            let Some(t) = plain(py, o) else {
+                return Ok(None);
+            };
+            let (lo, hi) = t.range();
+            let apart = [&pa, &pb].iter().all(|x| {
+                let (l, h) = x.range();
+                h <= lo || hi <= l
+            });
+            if t.shape != [m as npy_intp, n as npy_intp] || !t.writeable || !apart {
+                return Ok(None);
+            }
+            (t.data, t.dtype, o.clone())
+        }
+        (None, d) => {
+            let out_dtype = match d {
+                Some(name) => crate::dtype_named(name)?,
+                None => op.default_output(pa.dtype),
+            };
+            let (new, data) = new_array(py, &[m as npy_intp, n as npy_intp], out_dtype)?;
+            (data, out_dtype, new)
+        }
+    };
+    let out_bytes = m * n * out_dtype.size();
+    let work = pa.bytes().max(pb.bytes()).max(out_bytes);
+    // SAFETY: the arrays are live, C-contiguous ndarrays of `bytes()` bytes from their data
+    // pointers, kept alive by the caller's references for the call; the output is writable and
+    // apart from both inputs (checked above, or new).
+    let (sa, sb, dst) = unsafe {
+        (
+            std::slice::from_raw_parts(pa.data.cast_const(), pa.bytes()),
+            std::slice::from_raw_parts(pb.data.cast_const(), pb.bytes()),
+            std::slice::from_raw_parts_mut(target, out_bytes),
+        )
+    };
+    let call = Call::default();
+    let dtype = pa.dtype;
+    let done = maybe_detach(py, work, move || {
+        tensorbits::execute_pairwise_packed(op, &call, rows, dtype, out_dtype, sa, sb, dst)
+    })
+    .map_err(py_err)?;
+    Ok(done.then_some(result))
+}
+
+/// knn of the pairwise sum op at `op` on plain matrices (as [`pair_plain`] takes them): new
+/// `[M, k]` distances of `dtype` (default the op's) and `int64` indices; `None` where the call is
+/// not plain.
+#[pyfunction]
+#[pyo3(signature = (op, a, b, k, dtype))]
+pub(crate) fn knn_plain<'py>(
+    py: Python<'py>,
+    op: usize,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    k: usize,
+    dtype: Option<&str>,
+) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    let Some(op) = tensorbits::ops::ALL.get(op).copied() else {
+        return Ok(None);
+    };
+    let (Some(pa), Some(pb)) = (plain(py, a), plain(py, b)) else {
+        return Ok(None);
+    };
+    let Some(rows) = codes(&pa, &pb) else {
+        return Ok(None);
+    };
+    let (m, n, _) = rows;
+    // A `k` past the rows is the general path's error, before `[M, k]` is allocated.
+    if k > n {
+        return Ok(None);
+    }
+    let out_dtype = match dtype {
+        Some(name) => crate::dtype_named(name)?,
+        None => op.default_output(pa.dtype),
+    };
+    let dims = [m as npy_intp, k as npy_intp];
+    let (dist, dd) = new_array(py, &dims, out_dtype)?;
+    let (idx, id) = new_array(py, &dims, DataType::I64)?;
+    let work = pa.bytes().max(pb.bytes());
+    // SAFETY: as in `pair_plain`; both outputs are new arrays of `[M, k]`.
+    let (sa, sb, sd, si) = unsafe {
+        (
+            std::slice::from_raw_parts(pa.data.cast_const(), pa.bytes()),
+            std::slice::from_raw_parts(pb.data.cast_const(), pb.bytes()),
+            std::slice::from_raw_parts_mut(dd, m * k * out_dtype.size()),
+            std::slice::from_raw_parts_mut(id, m * k * 8),
+        )
+    };
+    let call = Call::default();
+    let dtype = pa.dtype;
+    let done = maybe_detach(py, work, move || {
+        tensorbits::knn_packed(op, &call, rows, dtype, k, out_dtype, sa, sb, sd, si)
+    })
+    .map_err(py_err)?;
+    Ok(done.then_some((dist, idx)))
+}
+
 /// Runs the element-wise op at `op` (its index in `tensorbits.ops()`) on plain arrays `x1` (and
 /// `x2`), into `out` or a new array, which it returns; `None` where the call is not plain (the
 /// general path then runs it).
@@ -161,22 +338,8 @@ pub(crate) fn run_plain<'py>(
         }
         None => {
             let out_dtype = op.default_output(a.dtype);
-            let mut dims: Vec<npy_intp> = a.shape.to_vec();
-            // SAFETY: the numpy API is loaded (the module imported numpy); `dims` holds `nd`
-            // sizes; `PyArray_DescrFromType` returns a new reference that `PyArray_Empty` steals.
-            let ptr = unsafe {
-                let descr = PY_ARRAY_API.PyArray_DescrFromType(py, type_num_of(out_dtype) as i32);
-                if descr.is_null() {
-                    return Err(PyErr::fetch(py));
-                }
-                PY_ARRAY_API.PyArray_Empty(py, dims.len() as i32, dims.as_mut_ptr(), descr, 0)
-            };
-            // SAFETY: a new reference or null with an exception set.
-            let new = unsafe { Bound::from_owned_ptr_or_err(py, ptr)? };
-            let Some(t) = plain(py, &new) else {
-                return Ok(None);
-            };
-            (t.data, out_dtype, new)
+            let (new, data) = new_array(py, a.shape, out_dtype)?;
+            (data, out_dtype, new)
         }
     };
     let out_bytes = sizes.iter().product::<usize>() * out_dtype.size();

@@ -628,8 +628,18 @@ _CODES = """a : array_like
         Codes ``[..., N, K]`` of the same dtype; leading dimensions broadcast."""
 
 
+_HAMMING = _op_index("hamming_cdist")
+_pair_plain = _native.pair_plain
+_knn_plain = _native.knn_plain
+
+
 @_runs("hamming_cdist")
 def hamming_cdist(a, b, /, *, out=None, dtype=None, device="auto", level=None):
+    if (device == "auto" or device == "cpu") and level is None:
+        # Plain matrices of integer codes: one call into Rust.
+        result = _pair_plain(_HAMMING, a, b, out, None if dtype is None else _dtype_name(dtype))
+        if result is not None:
+            return result
     _packed_codes(a, b, "hamming_cdist")
     return _call("hamming_cdist", [a, b], ["a", "b"], out, dtype=dtype, device=device, level=level)
 
@@ -673,11 +683,16 @@ _named(hamming_cdist, "hamming_cdist", f"""All-pairs Hamming distances between t
 
 
 def knn(a, b, /, k, *, dtype=None, device="auto", level=None):
-    (a, b), wrap = _inputs([a, b], ["a", "b"])
-    _packed_codes(a, b, "knn")
     k = operator.index(k)
     if k < 0:
         raise ValueError(f"k must not be negative, got {k}")
+    if (device == "auto" or device == "cpu") and level is None:
+        # Plain matrices of integer codes: one call into Rust.
+        result = _knn_plain(_HAMMING, a, b, k, None if dtype is None else _dtype_name(dtype))
+        if result is not None:
+            return result
+    (a, b), wrap = _inputs([a, b], ["a", "b"])
+    _packed_codes(a, b, "knn")
     if not isinstance(device, str):
         raise TypeError(f"device: expected \"cpu\", \"gpu\" or \"auto\", got {type(device).__name__}")
     d, i, flips = _native.knn("hamming_cdist", a, b, k, _dtype_name(dtype), device, level)

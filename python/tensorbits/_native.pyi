@@ -9,6 +9,8 @@ __all__ = [
     "__version__",
     "run",
     "run_plain",
+    "pair_plain",
+    "knn_plain",
     "op_index",
     "knn",
     "gpu_name",
@@ -30,6 +32,12 @@ def run(
     keepdims: bool,
 ) -> tuple[NDArray[Any], list[int]]: ...
 def run_plain(op: int, x1: Any, x2: Any | None, out: Any | None) -> NDArray[Any] | None: ...
+def pair_plain(
+    op: int, a: Any, b: Any, out: Any | None, dtype: str | None
+) -> NDArray[Any] | None: ...
+def knn_plain(
+    op: int, a: Any, b: Any, k: int, dtype: str | None
+) -> tuple[NDArray[Any], NDArray[np.int64]] | None: ...
 def op_index(name: str) -> int: ...
 def knn(
     op: str,

@@ -134,6 +134,56 @@ def test_knn(rng, dtype):
         tb.knn(a, b, -1)
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "uint16", "int32", "uint64"])
+def test_plain_matrices_take_one_call_with_the_general_paths_results(rng, dtype):
+    """Plain C-contiguous matrices go through one Rust call; views, batches and GPU calls take the
+    general path. Both give the reference's results and the same errors."""
+    for m, n, kdim in [(1, 1, 1), (1, 1000, 2), (3, 517, 4), (70, 1016, 1), (9, 20005, 3)]:
+        a, b = random_array(rng, (m, kdim), dtype), random_array(rng, (n, kdim), dtype)
+        want = np_cdist(a, b)
+        got = tb.hamming_cdist(a, b)
+        assert got.dtype == np.uint32 and got.flags.c_contiguous
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(tb.hamming_cdist(a, b, dtype="uint64"), want)
+        out = np.full((m, n), 7, np.uint16)
+        assert tb.hamming_cdist(a, b, out=out) is out
+        np.testing.assert_array_equal(out, want)
+        # A view of the same values: the general path.
+        np.testing.assert_array_equal(tb.hamming_cdist(a[:, ::-1], b[:, ::-1]), want)
+        k = min(n, 5)
+        d, i = tb.knn(a, b, k)
+        wd, wi = np_knn(a, b, k)
+        assert d.dtype == np.uint32 and i.dtype == np.int64
+        np.testing.assert_array_equal(d, wd)
+        np.testing.assert_array_equal(i, wi)
+        d16, i16 = tb.knn(a, b, k, dtype="uint16")
+        assert d16.dtype == np.uint16
+        np.testing.assert_array_equal(d16, wd)
+        np.testing.assert_array_equal(i16, wi)
+    a, b = random_array(rng, (4, 3), dtype), random_array(rng, (6, 3), dtype)
+    # Errors: the general path's, whichever path the call starts on.
+    with pytest.raises(ValueError, match="K: 2 vs 3"):
+        tb.hamming_cdist(a, b[:, :2].copy())
+    with pytest.raises(ValueError, match="shape"):
+        tb.hamming_cdist(a, b, out=np.empty((4, 5), np.uint32))
+    with pytest.raises(TypeError, match="data type"):
+        tb.hamming_cdist(a, b.astype("int16" if dtype != "int16" else "int8"))
+    with pytest.raises(TypeError, match="np.packbits"):
+        tb.knn(a.astype("f8"), b.astype("f8"), 1)
+    with pytest.raises(ValueError, match="k"):
+        tb.knn(a, b, 7)
+    with pytest.raises(TypeError):
+        tb.hamming_cdist(a, b, dtype="float32")
+    # An output that overlaps an input: the input is read before the output is written.
+    buf = np.zeros(64, np.uint32)
+    codes = a.view(np.uint8).reshape(4, -1)
+    buf.view(np.uint8)[:codes.size] = codes.ravel()
+    shared = buf.view(np.uint8)[:codes.size].reshape(codes.shape)
+    other = b.view(np.uint8).reshape(6, -1)
+    want = np_cdist(codes.copy(), other)
+    np.testing.assert_array_equal(tb.hamming_cdist(shared, other, out=buf[:24].reshape(4, 6)), want)
+
+
 def test_batched_knn(rng):
     a = random_array(rng, (2, 5, 4), "uint8")
     b = random_array(rng, (2, 50, 4), "uint8")

@@ -29,7 +29,10 @@ mod pool;
 mod validate;
 
 pub use api::compiled::{Compiled, compile};
-pub use api::dynamic::{Input, Region, execute, execute_in_buffer, execute_packed, knn};
+pub use api::dynamic::{
+    Input, Region, execute, execute_in_buffer, execute_packed, execute_pairwise_packed, knn,
+    knn_packed,
+};
 #[cfg(feature = "ndarray")]
 pub use api::nd::NdOp;
 pub use api::orient::{Orientation, SignedLayout, orient};

@@ -123,6 +123,30 @@ impl PairOut<'_, '_> {
         }
     }
 
+    /// Rows `i..i + r`, columns `j..j + len` of an output that is one buffer: the bytes from
+    /// element `[i, j]` to the end of element `[i + r - 1, j + len - 1]`, and the rows' stride in
+    /// bytes. `None` for an output given as separate rows, or a range past its end.
+    #[inline(always)]
+    pub fn block_region(
+        &mut self,
+        i: usize,
+        j: usize,
+        r: usize,
+        len: usize,
+    ) -> Option<(&mut [u8], usize)> {
+        if self.rows.is_some() || r == 0 || len == 0 {
+            return None;
+        }
+        let at = |row: usize, col: usize| {
+            row.checked_mul(self.stride)?
+                .checked_add(j + self.col + col)?
+                .checked_mul(self.es)
+        };
+        let (start, end) = (at(i, 0)?, at(i + r - 1, len)?);
+        let stride = self.stride.checked_mul(self.es)?;
+        Some((self.bytes.get_mut(start..end)?, stride))
+    }
+
     /// Writes one result.
     #[inline(always)]
     pub fn put(&mut self, i: usize, j: usize, v: u64) {

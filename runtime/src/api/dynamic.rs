@@ -180,6 +180,106 @@ pub fn execute_packed(
     Ok(true)
 }
 
+/// Runs a pairwise `op` on packed 2-D inputs, `a` (`[M, K]`) and `b` (`[N, K]`) of `dtype` with
+/// `rows` = `(M, N, K)`, into a packed `[M, N]` output of `out_dtype`: the result of [`execute`]
+/// with packed descriptions, without building or checking them. For bindings whose calls are
+/// mostly of plain matrices, as the Python package's are.
+///
+/// Returns `Ok(false)`, having written nothing, where the call is not of that kind (an op that is
+/// not pairwise, buffers of other lengths); errors are those [`execute`] gives for the same call.
+#[allow(clippy::too_many_arguments)]
+pub fn execute_pairwise_packed(
+    op: &OpInfo,
+    call: &Call,
+    rows: (usize, usize, usize),
+    dtype: crate::DataType,
+    out_dtype: crate::DataType,
+    a: &[u8],
+    b: &[u8],
+    output: &mut [u8],
+) -> Result<bool> {
+    let (m, n, _) = rows;
+    if !op.is_pairwise() || !packed_lengths(rows, dtype, a, b) {
+        return Ok(false);
+    }
+    let plan = validate::reduce::pairwise_packed(op, call, rows, dtype, out_dtype)?;
+    if m.checked_mul(n)
+        .and_then(|c| c.checked_mul(out_dtype.size()))
+        != Some(output.len())
+    {
+        return Ok(false);
+    }
+    let ks = op_kernels(op, &plan)?;
+    cpu::execute(
+        &plan,
+        &[InputBuffer::Bytes(a), InputBuffer::Bytes(b)],
+        output,
+        &ks.kernels(),
+    )?;
+    Ok(true)
+}
+
+/// [`knn`] on packed 2-D inputs (as [`execute_pairwise_packed`] takes them) into packed `[M, k]`
+/// outputs: `distances` of `out_dtype`, `indices` of `i64`. Returns `Ok(false)`, having written
+/// nothing, where the call is not of that kind; errors are those [`knn`] gives for the same call.
+#[allow(clippy::too_many_arguments)]
+pub fn knn_packed(
+    op: &OpInfo,
+    call: &Call,
+    rows: (usize, usize, usize),
+    dtype: crate::DataType,
+    k: usize,
+    out_dtype: crate::DataType,
+    a: &[u8],
+    b: &[u8],
+    distances: &mut [u8],
+    indices: &mut [u8],
+) -> Result<bool> {
+    if !op.is_pairwise() || !packed_lengths(rows, dtype, a, b) {
+        return Ok(false);
+    }
+    let (plan, _) = validate::reduce::knn_packed(op, call, rows, dtype, k, out_dtype)?;
+    let count = rows.0.checked_mul(k);
+    let oes = out_dtype.size();
+    if count.and_then(|c| c.checked_mul(oes)) != Some(distances.len())
+        || count.and_then(|c| c.checked_mul(8)) != Some(indices.len())
+    {
+        return Ok(false);
+    }
+    let ks = op_kernels(op, &plan)?;
+    let pair = ks.kernels().pair.ok_or_else(|| Error::NotAReduction {
+        op: op.name(),
+        what: "has no pair kernel",
+    })?;
+    let lists = cpu::pair::knn(
+        &plan,
+        &[InputBuffer::Bytes(a), InputBuffer::Bytes(b)],
+        k,
+        pair,
+    )?;
+    for (row, list) in lists.iter().enumerate() {
+        for (j, &(d, i)) in list.iter().take(k).enumerate() {
+            crate::element::write_elem(distances, row * k + j, oes, d);
+            crate::element::write_elem(indices, row * k + j, 8, i);
+        }
+    }
+    Ok(true)
+}
+
+/// Whether `a` and `b` are exactly packed `[M, K]` and `[N, K]` of `dtype`.
+fn packed_lengths(
+    (m, n, k): (usize, usize, usize),
+    dtype: crate::DataType,
+    a: &[u8],
+    b: &[u8],
+) -> bool {
+    let bytes = |rows: usize| {
+        rows.checked_mul(k)
+            .and_then(|c| c.checked_mul(dtype.size()))
+    };
+    bytes(m) == Some(a.len()) && bytes(n) == Some(b.len())
+}
+
 /// Runs `op` on tensors that all live in one buffer, as a framework's memory arena or a GPU buffer
 /// does. An input whose region is exactly the output's runs in place (if the op allows it); any other
 /// overlap with the output is an error. Offsets are checked against promised alignments.

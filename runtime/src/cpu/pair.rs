@@ -38,8 +38,11 @@ const PAIR_PARALLEL_BYTES: usize = 4 * PARALLEL_BYTES;
 /// Rows of `b` per tile: a tile of [`MB`] rows of `a` keeps `MB x NB` accumulators in L1.
 const NB: usize = 256;
 
-/// Rows of `a` per kernel call.
+/// Rows of `a` per kernel call into a tile of `u64`s (knn's, or a strided output's).
 const MB: usize = 8;
+
+/// Rows of `a` per kernel call into packed output rows.
+const CALL_ROWS: usize = 64;
 
 /// Bytes of `b`'s rows per tile of all-pairs work: they stay in L1 while rows of `a` pass over
 /// them.
@@ -299,8 +302,17 @@ fn blocks_es<E: WideExpr, B: Block, const R: usize, const ES: usize>(
         out: &mut PairOut<'_, '_>,
         i0: usize,
     ) {
-        for (jb, pb) in packed.chunks_exact(WW * 8).take(blocks).enumerate() {
-            isa.block_out::<E, WW, R, ES>(aw, pb, out, (i0, jb * 8));
+        match out.block_region(i0, 0, R, blocks * 8) {
+            Some((dst, stride)) => isa.blocks_out::<E, WW, R, ES>(aw, packed, blocks, dst, stride),
+            None => {
+                for (jb, pb) in packed.chunks_exact(WW * 8).take(blocks).enumerate() {
+                    let mut acc = [[0u64; 8]; R];
+                    isa.block::<E, WW, R>(aw, pb, &mut acc);
+                    for (r, acc_r) in acc.iter().enumerate() {
+                        out.put8_sized::<ES>(i0 + r, jb * 8, acc_r);
+                    }
+                }
+            }
         }
     }
     match ww {
@@ -357,20 +369,26 @@ pub(crate) trait Block: Copy {
     ) {
         self.block_any::<E, R>(&aw[..R * WW], &pb[..WW * 8], WW, out)
     }
-    /// [`block`](Self::block) with its results written to rows `i0..i0 + R`, columns
-    /// `j0..j0 + 8` of `out`, in its type.
+    /// [`block`](Self::block) for the first `blocks` packed blocks of `b`, the results written in
+    /// the output's type: row `r`'s from byte `r * stride` of `dst`, one after another.
     #[inline(always)]
-    fn block_out<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+    fn blocks_out<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
         self,
         aw: &[u64],
-        pb: &[u64],
-        out: &mut PairOut<'_, '_>,
-        (i0, j0): (usize, usize),
+        packed: &[u64],
+        blocks: usize,
+        dst: &mut [u8],
+        stride: usize,
     ) {
-        let mut acc = [[0u64; 8]; R];
-        self.block::<E, WW, R>(aw, pb, &mut acc);
-        for (r, acc_r) in acc.iter().enumerate() {
-            out.put8_sized::<ES>(i0 + r, j0, acc_r);
+        for (jb, pb) in packed.chunks_exact(WW * 8).take(blocks).enumerate() {
+            let mut acc = [[0u64; 8]; R];
+            self.block::<E, WW, R>(aw, pb, &mut acc);
+            for (r, acc_r) in acc.iter().enumerate() {
+                let row = &mut dst[r * stride + jb * 8 * ES..][..8 * ES];
+                for (d, x) in row.chunks_exact_mut(ES).zip(acc_r) {
+                    d.copy_from_slice(&x.to_le_bytes()[..ES]);
+                }
+            }
         }
     }
     /// The block for any number of words, into `out`.
@@ -668,10 +686,16 @@ pub(crate) fn run(
     let work = plan.count.saturating_mul(s.k.max(1)).saturating_mul(s.es);
     let parallel = work >= PAIR_PARALLEL_BYTES && crate::pool::num_threads() > 1;
     // Rows of `b` per tile: about 32 KiB of codes, whole packed blocks.
-    let nb = (TILE_BYTES / (s.k * s.es).max(1))
+    let tile_rows = (TILE_BYTES / (s.k * s.es).max(1))
         .max(8)
         .next_multiple_of(8);
     for bt in batches(plan, &s, inputs, pair.1)? {
+        // One pass of `a`'s rows over `b` (no more than a kernel call's rows, `b` as it lies, the
+        // output's rows packed) reuses no tile: all of `b` in one call, with no per-tile cost.
+        let nb = match !bt.pack && s.m <= MB && so_n == 1 {
+            true => s.n.max(1),
+            false => tile_rows,
+        };
         // Rows `i0..i1` of `a` against all of `b`: `b` in tiles that stay in L1 while MB rows of
         // `a` at a time pass over them. Rows of the output that are packed (`so_n == 1`) are
         // written in place, in the output type; others go through a tile of `u64`s scattered to
@@ -681,8 +705,11 @@ pub(crate) fn run(
             for j0 in (0..s.n).step_by(nb) {
                 let nj = (s.n - j0).min(nb);
                 let packed = packed_for(&bt, &s, (j0, nj), &mut pbuf);
-                for r0 in (i0..i1).step_by(MB) {
-                    let ni = (i1 - r0).min(MB);
+                // Packed output rows take many rows of `a` per call (the kernel blocks them by
+                // eight itself): each call has a fixed cost.
+                let step = if so_n == 1 { CALL_ROWS } else { MB };
+                for r0 in (i0..i1).step_by(step) {
+                    let ni = (i1 - r0).min(step);
                     let t = task(plan, &s, &bt, (r0, ni), (j0, nj), packed);
                     if so_n == 1 {
                         let first = ((r0 - origin) * so_m + j0) * oes;
@@ -735,8 +762,8 @@ pub(crate) fn run(
                         for j0 in (c0..c1).step_by(nb) {
                             let nj = (c1 - j0).min(nb);
                             let packed = packed_for(&bt, &s, (j0, nj), &mut pbuf);
-                            for r0 in (0..s.m).step_by(MB) {
-                                let ni = (s.m - r0).min(MB);
+                            for r0 in (0..s.m).step_by(CALL_ROWS) {
+                                let ni = (s.m - r0).min(CALL_ROWS);
                                 let tk = task(plan, &s, &bt, (r0, ni), (j0, nj), packed);
                                 let mut o = PairOut {
                                     bytes: &mut [],

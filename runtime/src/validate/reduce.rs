@@ -282,13 +282,45 @@ fn pairwise(
     Ok(plan)
 }
 
-/// The batch shape, M, N and K of a pairwise call, with the errors of its shapes.
-fn pairwise_shapes(
+/// The plan of a pairwise call on packed 2-D inputs `a [M, K]` and `b [N, K]` of `dtype` into a
+/// packed `[M, N]` of `out_dtype` (`rows` is `(M, N, K)`): the checks of [`pairwise`] that such a
+/// call can fail, in the same order and with the same errors, without descriptions.
+pub(crate) fn pairwise_packed(
     op: &OpInfo,
     call: &Call,
-    a: &TensorDesc,
-    b: &TensorDesc,
-) -> Result<(Dims, usize, usize, usize)> {
+    (m, n, k): (usize, usize, usize),
+    dtype: DataType,
+    out_dtype: DataType,
+) -> Result<Plan> {
+    let reduce = op.reduce().unwrap_or(ReduceOp::Sum);
+    super::check_arity(op, 2)?;
+    super::check_types(op, call.level, dtype, out_dtype)?;
+    for i in 0..2 {
+        super::check_rank(op, super::OpTensor(op, i), 2)?;
+    }
+    pairwise_call(op, call)?;
+    check_sum(op, reduce, dtype, out_dtype, k)?;
+    let count = m.checked_mul(n).ok_or_else(|| overflow(&[m, n]))?;
+    let mut plan = Plan::EMPTY;
+    plan.in_dtype = dtype;
+    plan.out_dtype = out_dtype;
+    plan.out_shape = Dims::new(&[m, n]).unwrap_or_default();
+    plan.count = count;
+    plan.reduce = Some(reduce);
+    plan.reduced = k;
+    plan.pairwise = true;
+    for (size, o, ia, ib) in [(m, n, k, 0), (n, 1, 0, k), (k, 0, 1, 1)] {
+        plan.iter.push(size);
+        plan.out_strides.push(o);
+        plan.in_strides[0].push(ia);
+        plan.in_strides[1].push(ib);
+    }
+    plan.kept = 2;
+    Ok(plan)
+}
+
+/// The call's settings a pairwise op refuses: axes, keepdims, a broadcast other than numpy's.
+fn pairwise_call(op: &OpInfo, call: &Call) -> Result<()> {
     if call.axes.is_some() || call.keepdims {
         return Err(Error::NotAReduction {
             op: op.name(),
@@ -302,6 +334,61 @@ fn pairwise_shapes(
             accepted: "numpy (of the dimensions before the last two)".to_owned(),
         });
     }
+    Ok(())
+}
+
+/// The checks of a knn call on top of its pairwise plan: the op is a pairwise sum, `k` is at most
+/// the rows of `b`, and `[..., M, k]` (returned) has a size.
+fn knn_shape(op: &OpInfo, plan: &Plan, k: usize) -> Result<Dims> {
+    let nd = plan.out_shape.len();
+    let rows = plan.out_shape[nd - 1];
+    if k > rows {
+        return Err(Error::KTooLarge {
+            op: op.name(),
+            k,
+            rows,
+        });
+    }
+    let mut shape = plan.out_shape;
+    shape[nd - 1] = k;
+    shape.product().ok_or_else(|| overflow(&shape))?;
+    Ok(shape)
+}
+
+/// A knn call must be of a pairwise sum op.
+fn check_knn_op(op: &OpInfo) -> Result<()> {
+    if !op.is_pairwise() || op.reduce() != Some(ReduceOp::Sum) {
+        return Err(Error::NotAReduction {
+            op: op.name(),
+            what: "is not a pairwise sum: knn needs distances, such as HAMMING_CDIST's",
+        });
+    }
+    Ok(())
+}
+
+/// [`knn`] for packed 2-D inputs (see [`pairwise_packed`]).
+pub(crate) fn knn_packed(
+    op: &OpInfo,
+    call: &Call,
+    rows: (usize, usize, usize),
+    dtype: DataType,
+    k: usize,
+    out_dtype: DataType,
+) -> Result<(Plan, Dims)> {
+    check_knn_op(op)?;
+    let plan = pairwise_packed(op, call, rows, dtype, out_dtype)?;
+    let shape = knn_shape(op, &plan, k)?;
+    Ok((plan, shape))
+}
+
+/// The batch shape, M, N and K of a pairwise call, with the errors of its shapes.
+fn pairwise_shapes(
+    op: &OpInfo,
+    call: &Call,
+    a: &TensorDesc,
+    b: &TensorDesc,
+) -> Result<(Dims, usize, usize, usize)> {
+    pairwise_call(op, call)?;
     let mismatch = |detail: String| Error::ShapeMismatch {
         op: op.name(),
         mode: crate::BroadcastMode::Numpy,
@@ -394,24 +481,8 @@ pub(crate) fn knn(
     k: usize,
     out_dtype: DataType,
 ) -> Result<(Plan, Dims)> {
-    if !op.is_pairwise() || op.reduce() != Some(ReduceOp::Sum) {
-        return Err(Error::NotAReduction {
-            op: op.name(),
-            what: "is not a pairwise sum: knn needs distances, such as HAMMING_CDIST's",
-        });
-    }
+    check_knn_op(op)?;
     let plan = plan(op, call, inputs, out_dtype, None)?;
-    let nd = plan.out_shape.len();
-    let rows = plan.out_shape[nd - 1];
-    if k > rows {
-        return Err(Error::KTooLarge {
-            op: op.name(),
-            k,
-            rows,
-        });
-    }
-    let mut shape = plan.out_shape;
-    shape[nd - 1] = k;
-    shape.product().ok_or_else(|| overflow(&shape))?;
+    let shape = knn_shape(op, &plan, k)?;
     Ok((plan, shape))
 }
