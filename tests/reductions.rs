@@ -376,6 +376,61 @@ fn large_calls_take_every_path() {
 /// read in place as its packed form when its rows are consecutive, aligned and whole blocks, and
 /// packed first otherwise; few rows of `a` split `b` over the threads, many split the rows. Each
 /// case against the scalar reference.
+/// knn keeps candidates in a heap for small `k` and by counting per distance value for large `k`:
+/// both give a stable sort's first `k`, on codes with many ties (few bits set) and without, for
+/// one query, a few, and enough rows to split over the threads.
+#[test]
+fn knn_by_heap_and_by_counting_match_a_sort() {
+    let mut rng = Rng(31);
+    // (rows of a, rows of b, code bytes, bits kept per byte)
+    let cases: &[(usize, usize, usize, u8)] = &[
+        (1, 5000, 8, 0xff),
+        (1, 5000, 1, 0x03),   // distances 0..=2 only: buckets full of ties
+        (3, 70_000, 4, 0x11), // few rows against b split over the threads
+        (20, 3000, 32, 0xff),
+        (40, 2000, 2, 0x0f), // rows split over the threads
+    ];
+    let op = <ops::HammingCdist as Op>::INFO;
+    for &(m, n, bytes, keep) in cases {
+        let mut a = tensor(&mut rng, DataType::U8, &[m, bytes], false);
+        let mut b = tensor(&mut rng, DataType::U8, &[n, bytes], false);
+        a.1.iter_mut()
+            .chain(b.1.iter_mut())
+            .for_each(|x| *x &= keep);
+        let (_, values) = pairwise_reference(op, &a, &b).unwrap();
+        let inputs = [Input::Bytes(&a.0, &a.1), Input::Bytes(&b.0, &b.1)];
+        for k in [1, 31, 32, 33, 100, 1000, n] {
+            let dd = TensorDesc::new(DataType::U32, &[m, k]).unwrap();
+            let id = TensorDesc::new(DataType::I64, &[m, k]).unwrap();
+            let (mut dist, mut idx) = (vec![0u8; dd.total_bytes()], vec![0u8; id.total_bytes()]);
+            knn(
+                op,
+                &Call::default(),
+                &inputs,
+                k,
+                (&dd, &mut dist),
+                (&id, &mut idx),
+            )
+            .unwrap();
+            for row in 0..m {
+                let mut all: Vec<(u64, usize)> = (0..n).map(|j| (values[row * n + j], j)).collect();
+                all.sort();
+                for (c, &(d, j)) in all.iter().take(k).enumerate() {
+                    let at = row * k + c;
+                    assert_eq!(
+                        (
+                            read(&dist, DataType::U32, at),
+                            read(&idx, DataType::I64, at)
+                        ),
+                        (d, j as u64),
+                        "{m} x {n} x {bytes} bytes, k = {k}, row {row}, rank {c}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn pairwise_results_in_every_output_type_and_path() {
     let mut rng = Rng(23);

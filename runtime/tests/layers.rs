@@ -11,8 +11,12 @@ const ORDER: &[&str] = &[
     "dims", "level", "error", "element", "alloc", "pool", "op", "validate", "cpu", "api", "gpu",
 ];
 
-/// Inside `cpu/`, the same rule between its files: the loops, their dispatch, the walk.
-const CPU_ORDER: &[&str] = &["kernel", "simd", "walk"];
+/// Inside `cpu/`, the same rule between its files: the accumulators, the element loops, the pair
+/// tiles, their dispatch to instruction sets, the walk, knn's selection, the reduction and pair
+/// drivers. `mod.rs` (the entry points and the kernels generated code calls) sits above them all.
+const CPU_ORDER: &[&str] = &[
+    "accum", "kernel", "tiles", "simd", "walk", "select", "reduce", "pair",
+];
 
 fn rank(module: &str) -> Option<usize> {
     ORDER.iter().position(|m| *m == module)
@@ -137,7 +141,7 @@ fn modules_depend_on_earlier_layers_only() {
                     "{rel}:{line}: `{module}` uses `crate::{seg}` (`{target}`)"
                 ));
             }
-            // Within cpu/: kernel <- simd <- walk.
+            // Within cpu/: in CPU_ORDER.
             if let (Some(file), "cpu", Some(next)) = (&cpu_file, target.as_str(), &next) {
                 let pos = |m: &str| CPU_ORDER.iter().position(|c| *c == m);
                 if let (Some(a), Some(b)) = (pos(file), pos(next))
@@ -165,6 +169,20 @@ fn modules_depend_on_earlier_layers_only() {
         "only {checked} crate paths found: the scan is broken"
     );
     assert!(bad.is_empty(), "layering broken:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn every_cpu_file_has_a_place_in_the_order() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cpu");
+    let mut files = Vec::new();
+    sources(&dir, &mut files);
+    for f in files {
+        let name = module_of(&dir, &f);
+        assert!(
+            name == "mod" || CPU_ORDER.contains(&name.as_str()),
+            "cpu/{name}.rs is not in CPU_ORDER: place it among the files it uses and is used by"
+        );
+    }
 }
 
 #[test]

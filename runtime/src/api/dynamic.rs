@@ -36,7 +36,7 @@ pub(crate) fn op_kernels(op: &OpInfo, plan: &Plan) -> Result<OpKernels> {
         supported: "none on the CPU".to_owned(),
     };
     let mapped = match plan.reduce {
-        Some(r) => cpu::reduce::intermediate_type(r, plan.in_dtype),
+        Some(r) => cpu::accum::intermediate_type(r, plan.in_dtype),
         None => plan.out_dtype,
     };
     let pair = match plan.pairwise {

@@ -6,10 +6,13 @@
 //!
 //! The public items are the executor's tuning constants.
 
+pub(crate) mod accum;
 mod kernel;
 pub(crate) mod pair;
 pub(crate) mod reduce;
+mod select;
 pub(crate) mod simd;
+mod tiles;
 pub(crate) mod walk;
 
 use crate::element::Word;

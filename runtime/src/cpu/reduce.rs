@@ -11,11 +11,12 @@
 //! over rayon's thread pool, over outputs when there are enough of them, else over the reduced
 //! elements with partial accumulators combined at the end.
 
+use super::accum::{fold_columns, fold_into, identity, intermediate_size};
 use super::walk::{CHUNK_BYTES, Kernel, gather, scratch_bytes};
 use super::{FOLD_ROWS, PARALLEL_BYTES};
+use crate::MAX_INPUTS;
 use crate::element::{write_elem, write_run};
 use crate::op::{InputBuffer, Plan, ReduceOp};
-use crate::{DataType, MAX_INPUTS};
 use rayon::prelude::*;
 
 /// A reduction's fused kernel (see [`fold_count`](super::fold_count)): its element function's
@@ -23,31 +24,6 @@ use rayon::prelude::*;
 /// over up to [`FOLD_ROWS`] rows, each input's lanes of each row in turn.
 #[doc(hidden)]
 pub type Fold<'k> = &'k (dyn Fn(&[&[u8]], &mut [u64], usize) + Sync);
-
-/// The bytes of one element-wise result: a bit count's byte for a sum, else an element.
-pub(crate) fn intermediate_size(plan: &Plan) -> usize {
-    match plan.reduce {
-        Some(ReduceOp::Sum) => 1,
-        _ => plan.in_dtype.size(),
-    }
-}
-
-/// The element type the map kernel of a reduction writes: `u8` counts for a sum, else the input's.
-pub(crate) fn intermediate_type(op: ReduceOp, input: DataType) -> DataType {
-    match op {
-        ReduceOp::Sum => DataType::U8,
-        _ => input,
-    }
-}
-
-/// The value of an empty reduction of `dtype` elements.
-pub(crate) fn identity(op: ReduceOp, dtype: DataType) -> u64 {
-    op.identity(if dtype == DataType::Bool {
-        1
-    } else {
-        dtype.bits()
-    })
-}
 
 /// Bytes of each input per call of the fused kernel when it reads them in place.
 const DIRECT_BYTES: usize = 8 * CHUNK_BYTES;
@@ -547,50 +523,5 @@ impl Units {
         } else {
             outputs
         }
-    }
-}
-
-/// Folds results of `es` bytes into `acc`.
-fn fold_into(op: ReduceOp, acc: u64, src: &[u8], es: usize) -> u64 {
-    op.combine(acc, fold(op, op.identity(64), src, es))
-}
-
-/// The reduction of results of `es` bytes, starting from `id`.
-fn fold(op: ReduceOp, id: u64, src: &[u8], es: usize) -> u64 {
-    fn go<T: bytemuck::Pod + Into<u64>>(op: ReduceOp, id: u64, src: &[u8]) -> u64 {
-        // The scratch buffers are `u64`s, so `src` is aligned for `T`.
-        let v: &[T] = bytemuck::cast_slice(src);
-        match op {
-            ReduceOp::Sum => v.iter().fold(id, |a, &x| a + x.into()),
-            ReduceOp::And => v.iter().fold(id, |a, &x| a & x.into()),
-            ReduceOp::Or => v.iter().fold(id, |a, &x| a | x.into()),
-            ReduceOp::Xor => v.iter().fold(id, |a, &x| a ^ x.into()),
-        }
-    }
-    match es {
-        1 => go::<u8>(op, id, src),
-        2 => go::<u16>(op, id, src),
-        4 => go::<u32>(op, id, src),
-        _ => go::<u64>(op, id, src),
-    }
-}
-
-/// `acc[j] = acc[j] op src[j]` for results of `es` bytes.
-fn fold_columns(op: ReduceOp, acc: &mut [u64], src: &[u8], es: usize) {
-    fn go<T: bytemuck::Pod + Into<u64>>(op: ReduceOp, acc: &mut [u64], src: &[u8]) {
-        let v: &[T] = bytemuck::cast_slice(src);
-        let pairs = acc.iter_mut().zip(v);
-        match op {
-            ReduceOp::Sum => pairs.for_each(|(a, &x)| *a += x.into()),
-            ReduceOp::And => pairs.for_each(|(a, &x)| *a &= x.into()),
-            ReduceOp::Or => pairs.for_each(|(a, &x)| *a |= x.into()),
-            ReduceOp::Xor => pairs.for_each(|(a, &x)| *a ^= x.into()),
-        }
-    }
-    match es {
-        1 => go::<u8>(op, acc, src),
-        2 => go::<u16>(op, acc, src),
-        4 => go::<u32>(op, acc, src),
-        _ => go::<u64>(op, acc, src),
     }
 }

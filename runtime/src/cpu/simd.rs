@@ -11,7 +11,7 @@
     reason = "target-feature dispatch and SSE2 intrinsics; each use states its safety"
 )]
 
-use super::pair::Scalar;
+use super::tiles::Scalar;
 use crate::element::{WideExpr, Word};
 use crate::op::{PairOut, PairTask};
 use bytemuck::Pod;
@@ -282,7 +282,55 @@ pub(crate) fn min_u64(v: &[u64]) -> u64 {
     body(v)
 }
 
-/// The wide pair tile ([`pair_wide_body`](super::pair::pair_wide_body)) in the best version this
+/// Calls `f(i, v[i])` for each `i` with `v[i] < limit`, in order, in the best version this CPU
+/// runs: eight compares at a time, and a call only where one passes. `f` returns the new limit (a
+/// candidate taken can lower it); it must itself reject what no longer passes, as a value in the
+/// same eight may be offered under the limit of the eight's start.
+#[inline]
+pub(crate) fn scan_below<F: FnMut(usize, u64) -> u64>(v: &[u64], limit: u64, f: F) {
+    #[inline(always)]
+    fn body<F: FnMut(usize, u64) -> u64>(v: &[u64], mut limit: u64, mut f: F) {
+        let mut chunks = v.chunks_exact(8);
+        for (c, chunk) in chunks.by_ref().enumerate() {
+            let mut mask = 0u32;
+            for (l, &d) in chunk.iter().enumerate() {
+                mask |= u32::from(d < limit) << l;
+            }
+            while mask != 0 {
+                let l = mask.trailing_zeros() as usize;
+                limit = f(c * 8 + l, chunk[l]);
+                mask &= mask - 1;
+            }
+        }
+        let base = v.len() - chunks.remainder().len();
+        for (l, &d) in chunks.remainder().iter().enumerate() {
+            if d < limit {
+                limit = f(base + l, d);
+            }
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f")]
+        fn avx512<F: FnMut(usize, u64) -> u64>(v: &[u64], limit: u64, f: F) {
+            body(v, limit, f)
+        }
+        #[target_feature(enable = "avx2")]
+        fn avx2<F: FnMut(usize, u64) -> u64>(v: &[u64], limit: u64, f: F) {
+            body(v, limit, f)
+        }
+        match isa() {
+            // SAFETY: `isa` detected AVX-512F on this CPU.
+            Isa::Avx512 => return unsafe { avx512(v, limit, f) },
+            // SAFETY: AVX2 was detected on this CPU.
+            Isa::Avx2 => return unsafe { avx2(v, limit, f) },
+            Isa::Baseline => {}
+        }
+    }
+    body(v, limit, f)
+}
+
+/// The wide pair tile ([`pair_wide_body`](super::tiles::pair_wide_body)) in the best version this
 /// CPU runs: with AVX-512 VPOPCNTDQ, eight 64-bit counts per instruction; with AVX2, counts of
 /// bytes by nibble lookup.
 #[inline]
@@ -299,10 +347,10 @@ pub(crate) fn pair_wide<E: WideExpr>(
         Isa::Avx2 => return unsafe { pair_wide_avx2::<E>(task, packed, out) },
         Isa::Baseline => {}
     }
-    super::pair::pair_wide_body::<E, _>(Scalar, task, packed, out)
+    super::tiles::pair_wide_body::<E, _>(Scalar, task, packed, out)
 }
 
-/// The word-by-word pair tile on unpacked rows ([`pair_words_body`](super::pair::pair_words_body))
+/// The word-by-word pair tile on unpacked rows ([`pair_words_body`](super::tiles::pair_words_body))
 /// in the best version this CPU runs (all with the `popcnt` instruction).
 #[inline]
 pub(crate) fn pair_words<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
@@ -314,20 +362,20 @@ pub(crate) fn pair_words<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_,
         Isa::Avx2 => return unsafe { pair_words_avx2::<E>(task, out) },
         Isa::Baseline => {}
     }
-    super::pair::pair_words_body::<E>(task, out)
+    super::tiles::pair_words_body::<E>(task, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
 fn pair_words_avx2<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
-    super::pair::pair_words_body::<E>(task, out)
+    super::tiles::pair_words_body::<E>(task, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
 fn pair_words_avx512<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
     if !wide::Avx512(()).stream::<E>(task, out) {
-        super::pair::pair_words_body::<E>(task, out)
+        super::tiles::pair_words_body::<E>(task, out)
     }
 }
 
@@ -346,27 +394,27 @@ pub(crate) fn pair_elems<W: Word>(
         Isa::Avx2 => return unsafe { pair_elems_avx2(task, out, elem) },
         Isa::Baseline => {}
     }
-    super::pair::pair_elems_body(task, out, elem)
+    super::tiles::pair_elems_body(task, out, elem)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
 fn pair_wide_avx2<E: WideExpr>(task: &PairTask<'_>, packed: &[u64], out: &mut PairOut<'_, '_>) {
-    super::pair::pair_wide_body::<E, _>(wide::Avx2(()), task, packed, out)
+    super::tiles::pair_wide_body::<E, _>(wide::Avx2(()), task, packed, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
 fn pair_wide_avx512<E: WideExpr>(task: &PairTask<'_>, packed: &[u64], out: &mut PairOut<'_, '_>) {
-    super::pair::pair_wide_body::<E, _>(wide::Avx512(()), task, packed, out)
+    super::tiles::pair_wide_body::<E, _>(wide::Avx512(()), task, packed, out)
 }
 
 /// The register blocks of the wide pair tile in vector registers: eight rows of `a` against the
 /// eight packed rows of `b` of each word, `b`'s word loaded once for all eight. The op's
-/// expression runs on whole vectors through [`Lanes`].
+/// expression runs on whole vectors through `Lanes`.
 #[cfg(target_arch = "x86_64")]
 mod wide {
-    use super::super::pair::Block;
+    use super::super::tiles::Block;
     use crate::element::{Lanes, WideExpr};
     use crate::op::{PairOut, PairTask};
     use std::arch::x86_64::*;
@@ -792,7 +840,7 @@ fn pair_elems_avx2<W: Word>(
     out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
-    super::pair::pair_elems_body(task, out, elem)
+    super::tiles::pair_elems_body(task, out, elem)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -802,7 +850,7 @@ fn pair_elems_avx512<W: Word>(
     out: &mut PairOut<'_, '_>,
     elem: &impl Fn([W; 2]) -> u64,
 ) {
-    super::pair::pair_elems_body(task, out, elem)
+    super::tiles::pair_elems_body(task, out, elem)
 }
 
 /// Copies `src` into `dst` (same length) with streaming stores where the platform has them.
@@ -1027,7 +1075,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn every_instruction_set_counts_blocks_alike() {
-        use super::super::pair::{Block, RB, Scalar};
+        use super::super::tiles::{Block, RB, Scalar};
         use crate::element::{Lanes, WideExpr};
         struct Xor;
         impl WideExpr for Xor {

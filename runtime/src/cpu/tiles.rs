@@ -1,0 +1,405 @@
+//! The pair tiles: rows of `a` against rows of `b` for one call of an op's pair kernel, generic
+//! over the instruction set ([`Block`]) so that `simd` compiles each for the versions it runs.
+//! Sums of bit counts of expressions that are the same at every width run on whole 64-bit words:
+//! `b` as it lies ([`pair_words_body`], for few rows of `a`) or packed eight rows at a time
+//! ([`pair_wide_body`], register-blocked over [`RB`] rows of `a`); anything else element by element
+//! ([`pair_elems_body`]).
+
+use crate::element::{WideExpr, Word};
+use crate::op::{PairOut, PairTask, ReduceOp};
+
+/// Rows of `a` at which packing `b` pays: below, each pair of rows is counted word by word on `b`
+/// as it lies, since packing costs as much as counting a few rows against it.
+pub(crate) const PACK_ROWS: usize = RB;
+
+/// Whole words, `b` as it lies: each pair of rows counts `E` word by word (the scalar bit count),
+/// the last word of a code whose size is not a multiple of eight bytes padded with zeros. For few
+/// rows of `a` (one query), where packing `b` would cost more than the counts.
+#[inline(always)]
+pub(crate) fn pair_words_body<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
+    let full = task.k * task.elem_size == task.wide_words * 8;
+    match (task.wide_words, full) {
+        (1, true) => words_rows::<E, 1, true>(task, out),
+        (2, true) => words_rows::<E, 2, true>(task, out),
+        (3, true) => words_rows::<E, 3, true>(task, out),
+        (4, true) => words_rows::<E, 4, true>(task, out),
+        (8, true) => words_rows::<E, 8, true>(task, out),
+        (16, true) => words_rows::<E, 16, true>(task, out),
+        (_, true) => words_rows::<E, 0, true>(task, out),
+        (1, false) => words_rows::<E, 1, false>(task, out),
+        (2, false) => words_rows::<E, 2, false>(task, out),
+        (_, false) => words_rows::<E, 0, false>(task, out),
+    }
+}
+
+/// [`pair_words_body`] for codes of `WW` words (0: any number, `task.wide_words`), `FULL` when
+/// the last is whole (no padding).
+#[inline(always)]
+fn words_rows<E: WideExpr, const WW: usize, const FULL: bool>(
+    task: &PairTask<'_>,
+    out: &mut PairOut<'_, '_>,
+) {
+    let ww = if WW == 0 { task.wide_words } else { WW };
+    let row_bytes = task.k * task.elem_size;
+    let last = last_word_bytes(row_bytes, ww);
+    let pad = padding_count::<E>(row_bytes, ww);
+    let mut aw = vec![0u64; ww];
+    for i in 0..task.a_rows {
+        let ar = &task.a[i * task.a_stride..];
+        for (w, x) in aw.iter_mut().enumerate() {
+            *x = code_word(ar, w, ww, last);
+        }
+        let aw = &aw[..ww];
+        // Results a run at a time, written together (narrowed in a loop the compiler vectorizes).
+        let mut run = [0u64; 64];
+        for j0 in (0..task.b_rows).step_by(run.len()) {
+            let nj = (task.b_rows - j0).min(run.len());
+            for (c, d) in run[..nj].iter_mut().enumerate() {
+                let at = (j0 + c) * task.b_stride;
+                *d = if FULL {
+                    // Whole words: the row's exact bytes, so that the loads need no checks.
+                    let br = &task.b[at..at + ww * 8];
+                    let mut s = 0;
+                    for (&a, b) in aw.iter().zip(br.chunks_exact(8)) {
+                        let b = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+                        s += u64::from(E::wide([a, b]).count_ones());
+                    }
+                    s
+                } else {
+                    let br = &task.b[at..];
+                    let mut s = 0;
+                    for (w, &a) in aw.iter().enumerate() {
+                        s += u64::from(E::wide([a, code_word(br, w, ww, last)]).count_ones());
+                    }
+                    s - pad
+                };
+            }
+            out.put_run(i, j0, &run[..nj]);
+        }
+    }
+}
+
+/// Bytes of a code's last 64-bit word that belong to it (1 to 8): codes whose size is not a
+/// multiple of eight bytes end in a word padded with zeros.
+#[inline(always)]
+pub(crate) fn last_word_bytes(row_bytes: usize, ww: usize) -> usize {
+    row_bytes + 8 - ww * 8
+}
+
+/// What the zero padding of a code's last word adds to each pair's count of `E`: nothing where
+/// `E` of two zeros is zero (AND, OR, XOR), every padding bit where it is one (XNOR).
+#[inline(always)]
+pub(crate) fn padding_count<E: WideExpr>(row_bytes: usize, ww: usize) -> u64 {
+    if E::wide([0u64, 0u64]) & 1 == 1 {
+        (ww * 64 - row_bytes * 8) as u64
+    } else {
+        0
+    }
+}
+
+/// Word `w` of the code starting at `row[0]` (of `ww` words, the last `last` bytes long), its
+/// missing bytes zero. The code's bytes are read as one word wherever eight bytes lie in `row`.
+#[inline(always)]
+pub(crate) fn code_word(row: &[u8], w: usize, ww: usize, last: usize) -> u64 {
+    let at = w * 8;
+    if let Some(b) = row.get(at..at + 8) {
+        let v = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+        if w + 1 < ww || last == 8 {
+            v
+        } else {
+            v & (u64::MAX >> (64 - 8 * last))
+        }
+    } else {
+        let mut b = [0u8; 8];
+        let n = if w + 1 < ww { 8 } else { last };
+        b[..n].copy_from_slice(&row[at..at + n]);
+        u64::from_le_bytes(b)
+    }
+}
+
+/// Rows of `a` per register block of the wide tile: eight rows against eight packed rows of `b`
+/// keep 8 vector accumulators, so each load of `b` serves eight rows.
+pub(crate) const RB: usize = 8;
+
+/// The wide tile: rows of `a` [`RB`] at a time against packed blocks of eight rows of `b`, every
+/// code a whole number of words (the last padded with zeros, and what the padding counts taken
+/// off).
+#[inline(always)]
+pub(crate) fn pair_wide_body<E: WideExpr, B: Block>(
+    isa: B,
+    task: &PairTask<'_>,
+    packed: &[u64],
+    out: &mut PairOut<'_, '_>,
+) {
+    let ww = task.wide_words;
+    let row_bytes = task.k * task.elem_size;
+    let last = last_word_bytes(row_bytes, ww);
+    let pad = padding_count::<E>(row_bytes, ww);
+    let blocks = task.b_rows.div_ceil(8);
+    if packed.len() < blocks * ww * 8 {
+        debug_assert!(false, "pair_wide: packed b too short");
+        return;
+    }
+    // The rows' words, aligned: on the stack for codes up to 256 bytes.
+    let mut stack = [0u64; RB * 32];
+    let mut heap = Vec::new();
+    let aw: &mut [u64] = if ww <= 32 {
+        &mut stack[..RB * ww]
+    } else {
+        heap.resize(RB * ww, 0);
+        &mut heap
+    };
+    let mut acc = [[0u64; 8]; RB];
+    for i0 in (0..task.a_rows).step_by(RB) {
+        let ri = (task.a_rows - i0).min(RB);
+        // Rows past the last repeat the last one and are not written.
+        for r in 0..RB {
+            let row = &task.a[(i0 + r.min(ri - 1)) * task.a_stride..];
+            for (w, word) in aw[r * ww..(r + 1) * ww].iter_mut().enumerate() {
+                *word = code_word(row, w, ww, last);
+            }
+        }
+        // Whole blocks go from the registers to the output (in its type) where the padding adds
+        // nothing to the counts.
+        let whole = if pad == 0 { task.b_rows / 8 } else { 0 };
+        if ri == RB {
+            blocks_out::<E, B, RB>(isa, aw, packed, ww, whole, out, i0);
+        } else {
+            for r in 0..ri {
+                let a1 = &aw[r * ww..(r + 1) * ww];
+                blocks_out::<E, B, 1>(isa, a1, packed, ww, whole, out, i0 + r);
+            }
+        }
+        for jb in whole..blocks {
+            let pb = &packed[jb * ww * 8..(jb + 1) * ww * 8];
+            if ri == RB {
+                block::<E, B, RB>(isa, aw, pb, ww, &mut acc);
+            } else {
+                // The last rows of `a`, one at a time: a block of eight would count every row
+                // eight times over when `a` has fewer (a single query, say).
+                for (r, acc_r) in acc.iter_mut().enumerate().take(ri) {
+                    let mut one = [[0u64; 8]; 1];
+                    block::<E, B, 1>(isa, &aw[r * ww..(r + 1) * ww], pb, ww, &mut one);
+                    *acc_r = one[0];
+                }
+            }
+            let cols = (task.b_rows - jb * 8).min(8);
+            for (r, acc_r) in acc.iter_mut().enumerate().take(ri) {
+                for a in acc_r.iter_mut() {
+                    *a = a.wrapping_sub(pad);
+                }
+                if cols == 8 {
+                    // A whole block: eight results narrowed in registers.
+                    out.put8(i0 + r, jb * 8, acc_r);
+                } else {
+                    out.put_run(i0 + r, jb * 8, &acc_r[..cols]);
+                }
+            }
+        }
+    }
+}
+
+/// The first `blocks` packed blocks of `b` against `R` rows of `a`, the results written to rows
+/// `i0..i0 + R` of `out`: the output size and the word count are constants in the loop.
+#[inline(always)]
+fn blocks_out<E: WideExpr, B: Block, const R: usize>(
+    isa: B,
+    aw: &[u64],
+    packed: &[u64],
+    ww: usize,
+    blocks: usize,
+    out: &mut PairOut<'_, '_>,
+    i0: usize,
+) {
+    match out.es {
+        1 => blocks_es::<E, B, R, 1>(isa, aw, packed, ww, blocks, out, i0),
+        2 => blocks_es::<E, B, R, 2>(isa, aw, packed, ww, blocks, out, i0),
+        4 => blocks_es::<E, B, R, 4>(isa, aw, packed, ww, blocks, out, i0),
+        _ => blocks_es::<E, B, R, 8>(isa, aw, packed, ww, blocks, out, i0),
+    }
+}
+
+#[inline(always)]
+fn blocks_es<E: WideExpr, B: Block, const R: usize, const ES: usize>(
+    isa: B,
+    aw: &[u64],
+    packed: &[u64],
+    ww: usize,
+    blocks: usize,
+    out: &mut PairOut<'_, '_>,
+    i0: usize,
+) {
+    // Inlined, as every function of the tile is, so that it is compiled for the instruction set of
+    // the version that calls it.
+    #[inline(always)]
+    fn each<E: WideExpr, B: Block, const R: usize, const ES: usize, const WW: usize>(
+        isa: B,
+        aw: &[u64],
+        packed: &[u64],
+        blocks: usize,
+        out: &mut PairOut<'_, '_>,
+        i0: usize,
+    ) {
+        match out.block_region(i0, 0, R, blocks * 8) {
+            Some((dst, stride)) => isa.blocks_out::<E, WW, R, ES>(aw, packed, blocks, dst, stride),
+            None => {
+                for (jb, pb) in packed.chunks_exact(WW * 8).take(blocks).enumerate() {
+                    let mut acc = [[0u64; 8]; R];
+                    isa.block::<E, WW, R>(aw, pb, &mut acc);
+                    for (r, acc_r) in acc.iter().enumerate() {
+                        out.put8_sized::<ES>(i0 + r, jb * 8, acc_r);
+                    }
+                }
+            }
+        }
+    }
+    match ww {
+        1 => each::<E, B, R, ES, 1>(isa, aw, packed, blocks, out, i0),
+        2 => each::<E, B, R, ES, 2>(isa, aw, packed, blocks, out, i0),
+        3 => each::<E, B, R, ES, 3>(isa, aw, packed, blocks, out, i0),
+        4 => each::<E, B, R, ES, 4>(isa, aw, packed, blocks, out, i0),
+        8 => each::<E, B, R, ES, 8>(isa, aw, packed, blocks, out, i0),
+        16 => each::<E, B, R, ES, 16>(isa, aw, packed, blocks, out, i0),
+        _ => {
+            for (jb, pb) in packed.chunks_exact(ww * 8).take(blocks).enumerate() {
+                let mut acc = [[0u64; 8]; R];
+                isa.block_any::<E, R>(aw, pb, ww, &mut acc);
+                for (r, acc_r) in acc.iter().enumerate() {
+                    out.put8_sized::<ES>(i0 + r, jb * 8, acc_r);
+                }
+            }
+        }
+    }
+}
+
+/// `R` rows of `a` (`ww` words each, in `aw`) against a packed block of eight rows of `b`. Codes of
+/// a few words (FAISS's common sizes) are unrolled, so the accumulators stay in registers.
+#[inline(always)]
+fn block<E: WideExpr, B: Block, const R: usize>(
+    isa: B,
+    aw: &[u64],
+    pb: &[u64],
+    ww: usize,
+    acc: &mut [[u64; 8]; R],
+) {
+    match ww {
+        1 => isa.block::<E, 1, R>(aw, pb, acc),
+        2 => isa.block::<E, 2, R>(aw, pb, acc),
+        3 => isa.block::<E, 3, R>(aw, pb, acc),
+        4 => isa.block::<E, 4, R>(aw, pb, acc),
+        8 => isa.block::<E, 8, R>(aw, pb, acc),
+        16 => isa.block::<E, 16, R>(aw, pb, acc),
+        _ => isa.block_any::<E, R>(aw, pb, ww, acc),
+    }
+}
+
+/// A register block of the wide tile on one instruction set: `R` rows of `a` (`ww` words each, in
+/// `aw`) against eight packed rows of `b` (`pb`), each pair's count of `E` over the words. A value
+/// of the type is the proof that the CPU runs the instructions it uses.
+pub(crate) trait Block: Copy {
+    /// The block for codes of `WW` words, unrolled (the word count a constant), into `out`.
+    #[inline(always)]
+    fn block<E: WideExpr, const WW: usize, const R: usize>(
+        self,
+        aw: &[u64],
+        pb: &[u64],
+        out: &mut [[u64; 8]; R],
+    ) {
+        self.block_any::<E, R>(&aw[..R * WW], &pb[..WW * 8], WW, out)
+    }
+    /// [`block`](Self::block) for the first `blocks` packed blocks of `b`, the results written in
+    /// the output's type: row `r`'s from byte `r * stride` of `dst`, one after another.
+    #[inline(always)]
+    fn blocks_out<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+        self,
+        aw: &[u64],
+        packed: &[u64],
+        blocks: usize,
+        dst: &mut [u8],
+        stride: usize,
+    ) {
+        for (jb, pb) in packed.chunks_exact(WW * 8).take(blocks).enumerate() {
+            let mut acc = [[0u64; 8]; R];
+            self.block::<E, WW, R>(aw, pb, &mut acc);
+            for (r, acc_r) in acc.iter().enumerate() {
+                let row = &mut dst[r * stride + jb * 8 * ES..][..8 * ES];
+                for (d, x) in row.chunks_exact_mut(ES).zip(acc_r) {
+                    d.copy_from_slice(&x.to_le_bytes()[..ES]);
+                }
+            }
+        }
+    }
+    /// The block for any number of words, into `out`.
+    fn block_any<E: WideExpr, const R: usize>(
+        self,
+        aw: &[u64],
+        pb: &[u64],
+        ww: usize,
+        out: &mut [[u64; 8]; R],
+    );
+}
+
+/// Scalar blocks, for any CPU: the compiler's bit count of each word.
+#[derive(Clone, Copy)]
+pub(crate) struct Scalar;
+
+impl Block for Scalar {
+    #[inline(always)]
+    fn block_any<E: WideExpr, const R: usize>(
+        self,
+        aw: &[u64],
+        pb: &[u64],
+        ww: usize,
+        acc: &mut [[u64; 8]; R],
+    ) {
+        *acc = [[0u64; 8]; R];
+        for (r, acc_r) in acc.iter_mut().enumerate() {
+            for (w, bw) in pb.chunks_exact(8).enumerate().take(ww) {
+                let av = aw[r * ww + w];
+                for (a, &b) in acc_r.iter_mut().zip(bw) {
+                    *a += u64::from(E::wide([av, b]).count_ones());
+                }
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn read<W: Word>(row: &[u8], e: usize, es: usize) -> W {
+    bytemuck::pod_read_unaligned(&row[e * es..e * es + es])
+}
+
+/// Element by element: each pair of rows folds `elem` over its `k` elements.
+#[inline(always)]
+pub(crate) fn pair_elems_body<W: Word>(
+    task: &PairTask<'_>,
+    out: &mut PairOut<'_, '_>,
+    elem: &impl Fn([W; 2]) -> u64,
+) {
+    let es = task.elem_size;
+    let row_bytes = task.k * es;
+    // Rows of no element (K = 0) may lie past the end of empty buffers.
+    fn row(buf: &[u8], at: usize, len: usize) -> &[u8] {
+        if len == 0 { &[] } else { &buf[at..at + len] }
+    }
+    for i in 0..task.a_rows {
+        let ar = row(task.a, i * task.a_stride, row_bytes);
+        for j in 0..task.b_rows {
+            let br = row(task.b, j * task.b_stride, row_bytes);
+            let mut acc = task.identity;
+            match task.op {
+                ReduceOp::Sum => {
+                    for e in 0..task.k {
+                        acc += elem([read::<W>(ar, e, es), read::<W>(br, e, es)]);
+                    }
+                }
+                op => {
+                    for e in 0..task.k {
+                        acc = op.combine(acc, elem([read::<W>(ar, e, es), read::<W>(br, e, es)]));
+                    }
+                }
+            }
+            out.put(i, j, acc);
+        }
+    }
+}
