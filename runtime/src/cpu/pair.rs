@@ -424,11 +424,12 @@ pub(crate) fn knn(
             results.extend((0..s.m).map(|_| Vec::new()));
             continue;
         }
-        // Enough rows of `a`: each task takes some of them against all of `b`. Few rows: each task
-        // takes all of them against a range of `b`, and the ranges' lists are merged.
+        // Enough rows of `a` (two blocks of rows per thread): each task takes some of them against
+        // all of `b`. Fewer: each task takes all of them against a range of `b` (which it packs
+        // once for all of them), and the ranges' lists are merged.
         let (row_tasks, n_tasks) = if !parallel {
             (1, 1)
-        } else if s.m >= 2 * threads {
+        } else if s.m >= 2 * threads * MB {
             ((4 * threads).min(s.m.div_ceil(4)), 1)
         } else {
             (1, (2 * threads).min(s.n.div_ceil(NB)).max(1))
@@ -502,14 +503,10 @@ fn select(
             (pair.0)(&t, &mut PairOut::tile(&mut tile[..ni * nj], nj));
             for r in 0..ni {
                 let row = &tile[r * nj..(r + 1) * nj];
-                let one = &mut sel[r0 - i0 + r];
-                // Once a row has its `k` candidates, few distances beat the worst of them: a
-                // vectorized minimum rules out most tiles without a look at each distance.
-                if simd::min_u64(row) >= one.limit() {
-                    continue;
-                }
-                // Rows come in increasing index order: an equal distance never displaces.
-                match one {
+                // Rows come in increasing index order: an equal distance never displaces. Once a
+                // row has its `k` candidates, few distances beat the worst of them, and the scan
+                // rules them out eight at a time.
+                match &mut sel[r0 - i0 + r] {
                     Selection::Heap(h) => h.push_all(row, jb),
                     Selection::Counts(c) => c.push_all(row, jb),
                 }

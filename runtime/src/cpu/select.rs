@@ -9,23 +9,12 @@ use std::collections::BinaryHeap;
 pub(crate) const COUNT_K: usize = 32;
 
 /// The largest distance (bits per code) for which knn counts per distance value.
-pub(crate) const COUNT_MAX: u64 = 1 << 16;
+pub(crate) const COUNT_MAX: u64 = 1 << 13;
 
 /// One row's candidates.
 pub(crate) enum Selection {
     Heap(Heap),
     Counts(Counts),
-}
-
-impl Selection {
-    /// Distances at or above this cannot enter.
-    pub(crate) fn limit(&self) -> u64 {
-        match self {
-            Selection::Heap(h) if h.heap.len() == h.k => h.limit,
-            Selection::Heap(_) => u64::MAX,
-            Selection::Counts(c) => c.limit,
-        }
-    }
 }
 
 /// The `k` best seen so far in a max-heap, and the worst of them once there are `k`.
@@ -72,28 +61,30 @@ impl Heap {
 }
 
 /// The `k` best by counting per distance value, as FAISS's `hammings_knn_mc` does for large `k`:
-/// the indices of each distance below `limit`, in the order they came (ascending). `limit` falls
-/// as soon as the distances below it, less the last one's, number `k`: taking a candidate is a
-/// push, not a heap's reordering.
+/// how many candidates of each distance below `limit` are kept, and the candidates in one list.
+/// `limit` falls as soon as the candidates below it, less the last distance's, number `k`: taking a
+/// candidate is an append, not a heap's reordering. Candidates at or past `limit` are dropped from
+/// the list when it has grown to a few times `k`.
 pub(crate) struct Counts {
     k: usize,
-    /// Every candidate kept has a distance below it.
-    limit: u64,
-    /// Candidates kept.
+    /// Every candidate that counts has a distance below it.
+    pub(crate) limit: u64,
+    /// Candidates below `limit`.
     kept: usize,
-    /// The indices of each distance below `limit`.
-    buckets: Vec<Vec<u64>>,
+    /// Of each distance below `limit`, the candidates kept.
+    counts: Vec<u32>,
+    /// Candidates (distance, index); those at or past `limit` no longer count.
+    list: Vec<(u64, u64)>,
 }
 
 impl Counts {
     pub(crate) fn new(k: usize, max_distance: u64) -> Counts {
-        let mut buckets = Vec::new();
-        buckets.resize_with(max_distance as usize + 1, Vec::new);
         Counts {
             k,
             limit: max_distance + 1,
             kept: 0,
-            buckets,
+            counts: vec![0; max_distance as usize + 1],
+            list: Vec::with_capacity(2 * k),
         }
     }
 
@@ -107,37 +98,36 @@ impl Counts {
     }
 
     fn push(&mut self, d: u64, index: u64) {
-        let bucket = &mut self.buckets[d as usize];
+        let count = &mut self.counts[d as usize];
         // `k` of one distance already came before this one: it can never be among the best.
-        if bucket.len() == self.k {
+        if *count as usize >= self.k {
             return;
         }
-        bucket.push(index);
+        *count += 1;
         self.kept += 1;
+        self.list.push((d, index));
         // Drop the worst distance while the others are enough.
         while self.limit > 0 {
-            let top = &mut self.buckets[self.limit as usize - 1];
-            if self.kept - top.len() < self.k {
+            let top = &mut self.counts[self.limit as usize - 1];
+            if self.kept - (*top as usize) < self.k {
                 break;
             }
-            self.kept -= top.len();
-            top.clear();
-            top.shrink_to_fit();
+            self.kept -= *top as usize;
+            *top = 0;
             self.limit -= 1;
+        }
+        if self.list.len() >= 4 * self.k.max(16) {
+            let limit = self.limit;
+            self.list.retain(|&(d, _)| d < limit);
         }
     }
 
     /// The `k` best, ascending, ties by the lower index.
-    pub(crate) fn into_sorted(self) -> Vec<(u64, u64)> {
-        let mut out = Vec::with_capacity(self.k.min(self.kept));
-        for (d, bucket) in self.buckets.iter().enumerate().take(self.limit as usize) {
-            for &j in bucket {
-                if out.len() == self.k {
-                    return out;
-                }
-                out.push((d as u64, j));
-            }
-        }
-        out
+    pub(crate) fn into_sorted(mut self) -> Vec<(u64, u64)> {
+        let limit = self.limit;
+        self.list.retain(|&(d, _)| d < limit);
+        self.list.sort_unstable();
+        self.list.truncate(self.k);
+        self.list
     }
 }

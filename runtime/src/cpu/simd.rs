@@ -253,35 +253,6 @@ fn fold_bits_avx512<W: Word, const N: usize, const OP: u8>(
     fold_bits_body::<W, N, OP>(groups, acc, row, f)
 }
 
-/// The smallest of `v` (`u64::MAX` when empty), in the best version this CPU runs: knn's test of
-/// whether a tile can hold a candidate at all (SSE2 has no unsigned 64-bit minimum).
-#[inline]
-pub(crate) fn min_u64(v: &[u64]) -> u64 {
-    #[inline(always)]
-    fn body(v: &[u64]) -> u64 {
-        v.iter().fold(u64::MAX, |m, &d| m.min(d))
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx512f")]
-        fn avx512(v: &[u64]) -> u64 {
-            body(v)
-        }
-        #[target_feature(enable = "avx2")]
-        fn avx2(v: &[u64]) -> u64 {
-            body(v)
-        }
-        match isa() {
-            // SAFETY: `isa` detected AVX-512F on this CPU.
-            Isa::Avx512 => return unsafe { avx512(v) },
-            // SAFETY: AVX2 was detected on this CPU.
-            Isa::Avx2 => return unsafe { avx2(v) },
-            Isa::Baseline => {}
-        }
-    }
-    body(v)
-}
-
 /// Calls `f(i, v[i])` for each `i` with `v[i] < limit`, in order, in the best version this CPU
 /// runs: eight compares at a time, and a call only where one passes. `f` returns the new limit (a
 /// candidate taken can lower it); it must itself reject what no longer passes, as a value in the
