@@ -7,7 +7,7 @@
 
 use numpy::npyffi::{self, NPY_TYPES, PY_ARRAY_API, PyArrayObject, npy_intp};
 use pyo3::prelude::*;
-use tensorbits::{Call, DataType};
+use tensorbits::{Call, DataType, OpInfo};
 
 use crate::py_err;
 
@@ -78,6 +78,33 @@ impl Plain<'_> {
         let lo = self.data as usize;
         (lo, lo + self.bytes())
     }
+
+    /// The array's bytes.
+    ///
+    /// # Safety
+    /// The array must stay alive, and no one may write to it, while the slice is in use.
+    unsafe fn slice<'s>(&self) -> &'s [u8] {
+        // SAFETY: a C-contiguous array holds `bytes()` bytes from its data pointer; the caller
+        // keeps it alive and unwritten.
+        unsafe { std::slice::from_raw_parts(self.data.cast_const(), self.bytes()) }
+    }
+}
+
+/// `o` as the output of a plain call: a plain array of `shape`, writable, whose bytes are apart
+/// from every input's. Its data, type and the object to return; `None` otherwise.
+fn plain_out<'py>(
+    py: Python<'py>,
+    o: &Bound<'py, PyAny>,
+    shape: &[npy_intp],
+    ins: &[&Plain<'_>],
+) -> Option<(*mut u8, DataType, Bound<'py, PyAny>)> {
+    let t = plain(py, o)?;
+    let (lo, hi) = t.range();
+    let apart = ins.iter().all(|x| {
+        let (l, h) = x.range();
+        h <= lo || hi <= l
+    });
+    (t.shape == shape && t.writeable && apart).then(|| (t.data, t.dtype, o.clone()))
 }
 
 /// `obj` as a plain array: exactly a numpy `ndarray` (not a subclass), C-contiguous, aligned, of
@@ -142,21 +169,41 @@ fn new_array<'py>(
     Ok((new, data))
 }
 
-/// Two plain matrices of binary codes, `[M, K]` and `[N, K]` of one integer type: `(M, N, K)`.
-fn codes<'a>(a: &Plain<'a>, b: &Plain<'a>) -> Option<(usize, usize, usize)> {
+/// The pairwise op at `op` (its index in `tensorbits.ops()`) and two plain matrices of binary
+/// codes, `a` `[M, K]` and `b` `[N, K]` of one integer type, with `(M, N, K)`; `None` where the
+/// call is not of that kind.
+#[allow(clippy::type_complexity)]
+fn codes<'a>(
+    py: Python<'_>,
+    op: usize,
+    a: &'a Bound<'_, PyAny>,
+    b: &'a Bound<'_, PyAny>,
+) -> Option<(&'static OpInfo, Plain<'a>, Plain<'a>, (usize, usize, usize))> {
+    let op = tensorbits::ops::ALL.get(op).copied()?;
+    let (pa, pb) = (plain(py, a)?, plain(py, b)?);
     let integer = !matches!(
-        a.dtype,
+        pa.dtype,
         DataType::Bool | DataType::F16 | DataType::F32 | DataType::F64
     );
     let ok = integer
-        && a.dtype == b.dtype
-        && a.shape.len() == 2
-        && b.shape.len() == 2
-        && a.shape[1] == b.shape[1];
-    ok.then(|| {
-        let n = |i: npy_intp| i as usize;
-        (n(a.shape[0]), n(b.shape[0]), n(a.shape[1]))
-    })
+        && pa.dtype == pb.dtype
+        && pa.shape.len() == 2
+        && pb.shape.len() == 2
+        && pa.shape[1] == pb.shape[1];
+    if !ok {
+        return None;
+    }
+    let n = |i: npy_intp| i as usize;
+    let rows = (n(pa.shape[0]), n(pb.shape[0]), n(pa.shape[1]));
+    Some((op, pa, pb, rows))
+}
+
+/// The output type named `dtype` (a numpy name), or `op`'s default for inputs of `input`.
+fn out_type(op: &OpInfo, dtype: Option<&str>, input: DataType) -> PyResult<DataType> {
+    match dtype {
+        Some(name) => crate::dtype_named(name),
+        None => Ok(op.default_output(input)),
+    }
 }
 
 /// Runs a closure with the GIL released when it reads or writes `bytes` or more.
@@ -182,50 +229,31 @@ pub(crate) fn pair_plain<'py>(
     out: Option<&Bound<'py, PyAny>>,
     dtype: Option<&str>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let Some(op) = tensorbits::ops::ALL.get(op).copied() else {
-        return Ok(None);
-    };
-    let (Some(pa), Some(pb)) = (plain(py, a), plain(py, b)) else {
-        return Ok(None);
-    };
-    let Some(rows) = codes(&pa, &pb) else {
+    let Some((op, pa, pb, rows)) = codes(py, op, a, b) else {
         return Ok(None);
     };
     let (m, n, _) = rows;
     let (target, out_dtype, result) = match (out, dtype) {
         (Some(_), Some(_)) => return Ok(None),
-        (Some(o), None) => {
-            let Some(t) = plain(py, o) else {
-                return Ok(None);
-            };
-            let (lo, hi) = t.range();
-            let apart = [&pa, &pb].iter().all(|x| {
-                let (l, h) = x.range();
-                h <= lo || hi <= l
-            });
-            if t.shape != [m as npy_intp, n as npy_intp] || !t.writeable || !apart {
-                return Ok(None);
-            }
-            (t.data, t.dtype, o.clone())
-        }
+        (Some(o), None) => match plain_out(py, o, &[m as npy_intp, n as npy_intp], &[&pa, &pb]) {
+            Some(t) => t,
+            None => return Ok(None),
+        },
         (None, d) => {
-            let out_dtype = match d {
-                Some(name) => crate::dtype_named(name)?,
-                None => op.default_output(pa.dtype),
-            };
+            let out_dtype = out_type(op, d, pa.dtype)?;
             let (new, data) = new_array(py, &[m as npy_intp, n as npy_intp], out_dtype)?;
             (data, out_dtype, new)
         }
     };
     let out_bytes = m * n * out_dtype.size();
     let work = pa.bytes().max(pb.bytes()).max(out_bytes);
-    // SAFETY: the arrays are live, C-contiguous ndarrays of `bytes()` bytes from their data
-    // pointers, kept alive by the caller's references for the call; the output is writable and
-    // apart from both inputs (checked above, or new).
+    // SAFETY: the arrays are live, C-contiguous ndarrays, kept alive by the caller's references
+    // for the call; the output is writable, of `out_bytes` bytes and apart from both inputs
+    // (checked above, or new), so the inputs are not written while read.
     let (sa, sb, dst) = unsafe {
         (
-            std::slice::from_raw_parts(pa.data.cast_const(), pa.bytes()),
-            std::slice::from_raw_parts(pb.data.cast_const(), pb.bytes()),
+            pa.slice(),
+            pb.slice(),
             std::slice::from_raw_parts_mut(target, out_bytes),
         )
     };
@@ -251,13 +279,7 @@ pub(crate) fn knn_plain<'py>(
     k: usize,
     dtype: Option<&str>,
 ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
-    let Some(op) = tensorbits::ops::ALL.get(op).copied() else {
-        return Ok(None);
-    };
-    let (Some(pa), Some(pb)) = (plain(py, a), plain(py, b)) else {
-        return Ok(None);
-    };
-    let Some(rows) = codes(&pa, &pb) else {
+    let Some((op, pa, pb, rows)) = codes(py, op, a, b) else {
         return Ok(None);
     };
     let (m, n, _) = rows;
@@ -265,10 +287,7 @@ pub(crate) fn knn_plain<'py>(
     if k > n {
         return Ok(None);
     }
-    let out_dtype = match dtype {
-        Some(name) => crate::dtype_named(name)?,
-        None => op.default_output(pa.dtype),
-    };
+    let out_dtype = out_type(op, dtype, pa.dtype)?;
     let dims = [m as npy_intp, k as npy_intp];
     let (dist, dd) = new_array(py, &dims, out_dtype)?;
     let (idx, id) = new_array(py, &dims, DataType::I64)?;
@@ -276,8 +295,8 @@ pub(crate) fn knn_plain<'py>(
     // SAFETY: as in `pair_plain`; both outputs are new arrays of `[M, k]`.
     let (sa, sb, sd, si) = unsafe {
         (
-            std::slice::from_raw_parts(pa.data.cast_const(), pa.bytes()),
-            std::slice::from_raw_parts(pb.data.cast_const(), pb.bytes()),
+            pa.slice(),
+            pb.slice(),
             std::slice::from_raw_parts_mut(dd, m * k * out_dtype.size()),
             std::slice::from_raw_parts_mut(id, m * k * 8),
         )
@@ -322,20 +341,10 @@ pub(crate) fn run_plain<'py>(
     }
     let sizes: Vec<usize> = a.shape.iter().map(|&n| n as usize).collect();
     let (target, out_dtype, result) = match out {
-        Some(o) => {
-            let Some(t) = plain(py, o) else {
-                return Ok(None);
-            };
-            let (lo, hi) = t.range();
-            let apart = ins.iter().all(|x| {
-                let (l, h) = x.range();
-                h <= lo || hi <= l
-            });
-            if t.shape != a.shape || !t.writeable || !apart {
-                return Ok(None);
-            }
-            (t.data, t.dtype, o.clone())
-        }
+        Some(o) => match plain_out(py, o, a.shape, &ins) {
+            Some(t) => t,
+            None => return Ok(None),
+        },
         None => {
             let out_dtype = op.default_output(a.dtype);
             let (new, data) = new_array(py, a.shape, out_dtype)?;
@@ -349,9 +358,7 @@ pub(crate) fn run_plain<'py>(
     // every input (checked above, or new).
     let (srcs, dst): (Vec<&[u8]>, &mut [u8]) = unsafe {
         (
-            ins.iter()
-                .map(|x| std::slice::from_raw_parts(x.data.cast_const(), in_bytes))
-                .collect(),
+            ins.iter().map(|x| x.slice()).collect(),
             std::slice::from_raw_parts_mut(target, out_bytes),
         )
     };

@@ -288,6 +288,15 @@ pub(crate) fn write_elem(out: &mut [u8], at: usize, es: usize, v: u64) {
     out[at * es..at * es + es].copy_from_slice(&v.to_le_bytes()[..es]);
 }
 
+/// Writes eight accumulators as consecutive output elements of `S` bytes at the start of `out`:
+/// a fixed-size narrowing the compiler keeps in vector registers.
+#[inline(always)]
+pub(crate) fn write8<const S: usize>(out: &mut [u8], v: &[u64; 8]) {
+    for (d, x) in out[..8 * S].chunks_exact_mut(S).zip(v) {
+        d.copy_from_slice(&x.to_le_bytes()[..S]);
+    }
+}
+
 /// Writes accumulators as consecutive output elements of `es` bytes.
 pub(crate) fn write_run(out: &mut [u8], src: &[u64], es: usize) {
     fn go<T: bytemuck::Pod, const S: usize>(out: &mut [u8], src: &[u64], cast: fn(u64) -> T) {

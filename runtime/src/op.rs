@@ -177,10 +177,7 @@ impl PairOut<'_, '_> {
     #[inline(always)]
     pub fn put8_sized<const S: usize>(&mut self, i: usize, j: usize, v: &[u64; 8]) {
         debug_assert_eq!(S, self.es);
-        let dst = &mut self.at(i, j)[..8 * S];
-        for (d, x) in dst.chunks_exact_mut(S).zip(v) {
-            d.copy_from_slice(&x.to_le_bytes()[..S]);
-        }
+        crate::element::write8::<S>(self.at(i, j), v);
     }
 
     /// A view of `count` `u64` results as a [`PairOut`] (a tile the caller reads back).

@@ -238,7 +238,7 @@ pub fn knn_packed(
     if !op.is_pairwise() || !packed_lengths(rows, dtype, a, b) {
         return Ok(false);
     }
-    let (plan, _) = validate::reduce::knn_packed(op, call, rows, dtype, k, out_dtype)?;
+    let (plan, shape) = validate::reduce::knn_packed(op, call, rows, dtype, k, out_dtype)?;
     let count = rows.0.checked_mul(k);
     let oes = out_dtype.size();
     if count.and_then(|c| c.checked_mul(oes)) != Some(distances.len())
@@ -246,24 +246,31 @@ pub fn knn_packed(
     {
         return Ok(false);
     }
-    let ks = op_kernels(op, &plan)?;
+    let lists = knn_lists(
+        op,
+        &plan,
+        &[InputBuffer::Bytes(a), InputBuffer::Bytes(b)],
+        k,
+    )?;
+    let dd = TensorDesc::new(out_dtype, &shape)?;
+    let id = TensorDesc::new(crate::DataType::I64, &shape)?;
+    write_knn(&lists, k, (&dd, distances), (&id, indices));
+    Ok(true)
+}
+
+/// knn's lists (see [`cpu::pair::knn`]) for a validated plan, through the op's pair kernel.
+fn knn_lists(
+    op: &OpInfo,
+    plan: &Plan,
+    inputs: &[InputBuffer<'_>],
+    k: usize,
+) -> Result<Vec<Vec<(u64, u64)>>> {
+    let ks = op_kernels(op, plan)?;
     let pair = ks.kernels().pair.ok_or_else(|| Error::NotAReduction {
         op: op.name(),
         what: "has no pair kernel",
     })?;
-    let lists = cpu::pair::knn(
-        &plan,
-        &[InputBuffer::Bytes(a), InputBuffer::Bytes(b)],
-        k,
-        pair,
-    )?;
-    for (row, list) in lists.iter().enumerate() {
-        for (j, &(d, i)) in list.iter().take(k).enumerate() {
-            crate::element::write_elem(distances, row * k + j, oes, d);
-            crate::element::write_elem(indices, row * k + j, 8, i);
-        }
-    }
-    Ok(true)
+    cpu::pair::knn(plan, inputs, k, pair)
 }
 
 /// Whether `a` and `b` are exactly packed `[M, K]` and `[N, K]` of `dtype`.
@@ -384,16 +391,7 @@ pub fn knn(
         };
         check_place(d, name, place)?;
     }
-    let ks = op_kernels(op, &plan)?;
-    let lists = cpu::pair::knn(
-        &plan,
-        &bufs,
-        k,
-        ks.kernels().pair.ok_or_else(|| Error::NotAReduction {
-            op: op.name(),
-            what: "has no pair kernel",
-        })?,
-    )?;
+    let lists = knn_lists(op, &plan, &bufs, k)?;
     write_knn(&lists, k, (dist_desc, dist_out), (idx_desc, idx_out));
     Ok(())
 }

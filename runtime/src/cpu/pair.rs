@@ -16,7 +16,7 @@
 //! distances of each row of `a` ([`knn`], with `select.rs` choosing the candidates) without ever
 //! holding the `M x N` matrix.
 
-use super::select::{COUNT_K, COUNT_MAX, Counts, Heap, Selection};
+use super::select::Selection;
 use super::tiles::{PACK_ROWS, code_word, last_word_bytes};
 use super::{PARALLEL_BYTES, simd};
 use crate::MAX_RANK;
@@ -483,12 +483,7 @@ fn select(
 ) -> Vec<Vec<(u64, u64)>> {
     // The largest distance a sum of bit counts can reach: the bits of a code.
     let max_distance = (s.k * s.es * 8) as u64;
-    let mut sel: Vec<Selection> = (i0..i1)
-        .map(|_| match k >= COUNT_K && max_distance <= COUNT_MAX {
-            true => Selection::Counts(Counts::new(k, max_distance)),
-            false => Selection::Heap(Heap::new(k)),
-        })
-        .collect();
+    let mut sel: Vec<Selection> = (i0..i1).map(|_| Selection::new(k, max_distance)).collect();
     // A few rows of `a` take wide tiles of `b` (each kernel call has a fixed cost), many rows the
     // tiles that stay in L1 while eight rows pass.
     let nb = if i1 - i0 <= MB { 8 * NB } else { NB };
@@ -506,17 +501,9 @@ fn select(
                 // Rows come in increasing index order: an equal distance never displaces. Once a
                 // row has its `k` candidates, few distances beat the worst of them, and the scan
                 // rules them out eight at a time.
-                match &mut sel[r0 - i0 + r] {
-                    Selection::Heap(h) => h.push_all(row, jb),
-                    Selection::Counts(c) => c.push_all(row, jb),
-                }
+                sel[r0 - i0 + r].push_all(row, jb);
             }
         }
     }
-    sel.into_iter()
-        .map(|one| match one {
-            Selection::Heap(h) => h.heap.into_sorted_vec(),
-            Selection::Counts(c) => c.into_sorted(),
-        })
-        .collect()
+    sel.into_iter().map(Selection::into_sorted).collect()
 }

@@ -6,26 +6,55 @@ use super::simd;
 use std::collections::BinaryHeap;
 
 /// `k` from which knn keeps candidates by counting per distance value rather than in a heap.
-pub(crate) const COUNT_K: usize = 32;
+const COUNT_K: usize = 32;
 
 /// The largest distance (bits per code) for which knn counts per distance value.
-pub(crate) const COUNT_MAX: u64 = 1 << 13;
+const COUNT_MAX: u64 = 1 << 13;
 
 /// One row's candidates.
-pub(crate) enum Selection {
+pub(crate) struct Selection(Kind);
+
+enum Kind {
     Heap(Heap),
     Counts(Counts),
 }
 
+impl Selection {
+    /// For `k` candidates of distances up to `max_distance`: counts for large `k` and distances
+    /// that have few values, else a heap.
+    pub(crate) fn new(k: usize, max_distance: u64) -> Selection {
+        match k >= COUNT_K && max_distance <= COUNT_MAX {
+            true => Selection(Kind::Counts(Counts::new(k, max_distance))),
+            false => Selection(Kind::Heap(Heap::new(k))),
+        }
+    }
+
+    /// Distances of the rows from `j0` on.
+    pub(crate) fn push_all(&mut self, row: &[u64], j0: usize) {
+        match &mut self.0 {
+            Kind::Heap(h) => h.push_all(row, j0),
+            Kind::Counts(c) => c.push_all(row, j0),
+        }
+    }
+
+    /// The `k` best, ascending, ties by the lower index.
+    pub(crate) fn into_sorted(self) -> Vec<(u64, u64)> {
+        match self.0 {
+            Kind::Heap(h) => h.heap.into_sorted_vec(),
+            Kind::Counts(c) => c.into_sorted(),
+        }
+    }
+}
+
 /// The `k` best seen so far in a max-heap, and the worst of them once there are `k`.
-pub(crate) struct Heap {
-    pub(crate) heap: BinaryHeap<(u64, u64)>,
+struct Heap {
+    heap: BinaryHeap<(u64, u64)>,
     k: usize,
     limit: u64,
 }
 
 impl Heap {
-    pub(crate) fn new(k: usize) -> Heap {
+    fn new(k: usize) -> Heap {
         Heap {
             heap: BinaryHeap::with_capacity(k + 1),
             k,
@@ -34,7 +63,7 @@ impl Heap {
     }
 
     /// Distances of the rows from `j0` on.
-    pub(crate) fn push_all(&mut self, row: &[u64], j0: usize) {
+    fn push_all(&mut self, row: &[u64], j0: usize) {
         // Until the heap holds `k`, every distance enters.
         let start = if self.heap.len() < self.k {
             u64::MAX
@@ -65,10 +94,10 @@ impl Heap {
 /// `limit` falls as soon as the candidates below it, less the last distance's, number `k`: taking a
 /// candidate is an append, not a heap's reordering. Candidates at or past `limit` are dropped from
 /// the list when it has grown to a few times `k`.
-pub(crate) struct Counts {
+struct Counts {
     k: usize,
     /// Every candidate that counts has a distance below it.
-    pub(crate) limit: u64,
+    limit: u64,
     /// Candidates below `limit`.
     kept: usize,
     /// Of each distance below `limit`, the candidates kept.
@@ -78,7 +107,7 @@ pub(crate) struct Counts {
 }
 
 impl Counts {
-    pub(crate) fn new(k: usize, max_distance: u64) -> Counts {
+    fn new(k: usize, max_distance: u64) -> Counts {
         Counts {
             k,
             limit: max_distance + 1,
@@ -88,7 +117,7 @@ impl Counts {
         }
     }
 
-    pub(crate) fn push_all(&mut self, row: &[u64], j0: usize) {
+    fn push_all(&mut self, row: &[u64], j0: usize) {
         simd::scan_below(row, self.limit, |c, d| {
             if d < self.limit {
                 self.push(d, (j0 + c) as u64);
@@ -123,7 +152,7 @@ impl Counts {
     }
 
     /// The `k` best, ascending, ties by the lower index.
-    pub(crate) fn into_sorted(mut self) -> Vec<(u64, u64)> {
+    fn into_sorted(mut self) -> Vec<(u64, u64)> {
         let limit = self.limit;
         self.list.retain(|&(d, _)| d < limit);
         self.list.sort_unstable();

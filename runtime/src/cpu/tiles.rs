@@ -5,7 +5,7 @@
 //! ([`pair_wide_body`], register-blocked over [`RB`] rows of `a`); anything else element by element
 //! ([`pair_elems_body`]).
 
-use crate::element::{WideExpr, Word};
+use crate::element::{WideExpr, Word, write8};
 use crate::op::{PairOut, PairTask, ReduceOp};
 
 /// Rows of `a` at which packing `b` pays: below, each pair of rows is counted word by word on `b`
@@ -322,10 +322,7 @@ pub(crate) trait Block: Copy {
             let mut acc = [[0u64; 8]; R];
             self.block::<E, WW, R>(aw, pb, &mut acc);
             for (r, acc_r) in acc.iter().enumerate() {
-                let row = &mut dst[r * stride + jb * 8 * ES..][..8 * ES];
-                for (d, x) in row.chunks_exact_mut(ES).zip(acc_r) {
-                    d.copy_from_slice(&x.to_le_bytes()[..ES]);
-                }
+                write8::<ES>(&mut dst[r * stride + jb * 8 * ES..], acc_r);
             }
         }
     }

@@ -335,21 +335,6 @@ fn check_inputs(
 /// mode, or `None` (leaving the call to the full validator) for pdpd with an explicit axis and for
 /// shapes whose element count overflows.
 #[inline]
-/// [`check_same_shape`] for a call whose types are known only at run time (the dynamic API): the
-/// types are checked against the op's table at the call's level first.
-pub(crate) fn check_same_shape_dynamic(
-    op: &OpInfo,
-    call: &Call,
-    n: usize,
-    dtype: DataType,
-    out_dtype: DataType,
-    shape: &Dims,
-) -> Result<Option<(usize, Broadcast)>> {
-    check_arity(op, n)?;
-    check_types(op, call.level, dtype, out_dtype)?;
-    check_same_shape(op, call, n, dtype, out_dtype, shape)
-}
-
 pub(crate) fn check_same_shape(
     op: &OpInfo,
     call: &Call,
@@ -371,6 +356,21 @@ pub(crate) fn check_same_shape(
         return Ok(None);
     }
     Ok(shape.product().map(|count| (count, broadcast)))
+}
+
+/// [`check_same_shape`] for a call whose types are known only at run time (the dynamic API): the
+/// types are checked against the op's table at the call's level first.
+pub(crate) fn check_same_shape_dynamic(
+    op: &OpInfo,
+    call: &Call,
+    n: usize,
+    dtype: DataType,
+    out_dtype: DataType,
+    shape: &Dims,
+) -> Result<Option<(usize, Broadcast)>> {
+    check_arity(op, n)?;
+    check_types(op, call.level, dtype, out_dtype)?;
+    check_same_shape(op, call, n, dtype, out_dtype, shape)
 }
 
 /// The plan of a call that passed [`check_same_shape`]: one contiguous dimension.

@@ -255,31 +255,52 @@ fn pairwise(
     let ins = [batch_strides(a, &sa), batch_strides(b, &sb)];
     let bos = Dims::new(&os[..nb]).unwrap_or_default();
     let (bs, bos, bins) = collapse(&batch, &bos, &ins);
-    let mut plan = Plan::EMPTY;
-    plan.in_dtype = dtype;
-    plan.out_dtype = out_dtype;
-    plan.out_shape = out_shape;
-    plan.count = count;
-    plan.reduce = Some(reduce);
-    plan.reduced = k;
-    plan.pairwise = true;
+    let mut plan = pairwise_plan(dtype, out_dtype, reduce, out_shape, count);
     plan.iter = bs;
     plan.out_strides = bos;
     plan.in_strides[0] = bins[0];
     plan.in_strides[1] = bins[1];
     let (ra, rb) = (a.rank(), b.rank());
-    for (size, o, ia, ib) in [
-        (m, os[nb], sa[ra - 2], 0),
-        (n, os[nb + 1], 0, sb[rb - 2]),
-        (k, 0, sa[ra - 1], sb[rb - 1]),
-    ] {
+    push_pairwise_dims(
+        &mut plan,
+        [
+            (m, os[nb], sa[ra - 2], 0),
+            (n, os[nb + 1], 0, sb[rb - 2]),
+            (k, 0, sa[ra - 1], sb[rb - 1]),
+        ],
+    );
+    Ok(plan)
+}
+
+/// A pairwise plan's types, output and reduction, its iteration space still empty.
+fn pairwise_plan(
+    dtype: DataType,
+    out_dtype: DataType,
+    reduce: ReduceOp,
+    out_shape: Dims,
+    count: usize,
+) -> Plan {
+    let mut plan = Plan::EMPTY;
+    plan.in_dtype = dtype;
+    plan.out_dtype = out_dtype;
+    plan.count = count;
+    plan.reduce = Some(reduce);
+    plan.out_shape = out_shape;
+    plan.pairwise = true;
+    plan
+}
+
+/// Appends M, N and K to a pairwise plan's iteration space after its batch dimensions: each as
+/// `(size, output stride, stride in a, stride in b)`. K, the reduced one, comes last.
+fn push_pairwise_dims(plan: &mut Plan, dims: [(usize, usize, usize, usize); 3]) {
+    for (size, o, ia, ib) in dims {
         plan.iter.push(size);
         plan.out_strides.push(o);
         plan.in_strides[0].push(ia);
         plan.in_strides[1].push(ib);
     }
+    plan.reduced = dims[2].0;
     plan.kept = plan.iter.len() - 1;
-    Ok(plan)
 }
 
 /// The plan of a pairwise call on packed 2-D inputs `a [M, K]` and `b [N, K]` of `dtype` into a
@@ -301,21 +322,9 @@ pub(crate) fn pairwise_packed(
     pairwise_call(op, call)?;
     check_sum(op, reduce, dtype, out_dtype, k)?;
     let count = m.checked_mul(n).ok_or_else(|| overflow(&[m, n]))?;
-    let mut plan = Plan::EMPTY;
-    plan.in_dtype = dtype;
-    plan.out_dtype = out_dtype;
-    plan.out_shape = Dims::new(&[m, n]).unwrap_or_default();
-    plan.count = count;
-    plan.reduce = Some(reduce);
-    plan.reduced = k;
-    plan.pairwise = true;
-    for (size, o, ia, ib) in [(m, n, k, 0), (n, 1, 0, k), (k, 0, 1, 1)] {
-        plan.iter.push(size);
-        plan.out_strides.push(o);
-        plan.in_strides[0].push(ia);
-        plan.in_strides[1].push(ib);
-    }
-    plan.kept = 2;
+    let out_shape = Dims::new(&[m, n]).unwrap_or_default();
+    let mut plan = pairwise_plan(dtype, out_dtype, reduce, out_shape, count);
+    push_pairwise_dims(&mut plan, [(m, n, k, 0), (n, 1, 0, k), (k, 0, 1, 1)]);
     Ok(plan)
 }
 
