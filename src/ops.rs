@@ -279,8 +279,43 @@ pub struct HammingDistance;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct HammingCdist;
 
+/// +1 for every bit that agrees, -1 for every bit that differs: the dot product of two ±1
+/// vectors stored as bits, between every row of `a` and every row of `b` (`[..., M, K]` and
+/// `[..., N, K]` give `[..., M, N]`). The product of a binary network's dense layer, and the
+/// similarity of binary embeddings: its `knn` returns the largest first. With
+/// [`Options::bits`](crate::Options::bits) only the first bits of each row count (`BITS` is then
+/// that number), so codes made by `np.packbits` from any dimension give the exact dot product.
+///
+/// # Example
+///
+/// ```
+/// use tensorbits::{Options, Tensor, ops::BinaryDot};
+/// // Rows of 8 bits: 0b1111_0000 against itself agrees everywhere, against its complement nowhere.
+/// let a = Tensor::from_vec(vec![0b1111_0000u8], &[1, 1])?;
+/// let b = Tensor::from_vec(vec![0b1111_0000u8, 0b0000_1111, 0b1111_1111], &[3, 1])?;
+/// assert_eq!(BinaryDot::run(&a, &b)?.data(), &[8i32, -8, 0]);
+/// let (dot, idx) = BinaryDot::knn(&a, &b, 2)?;
+/// assert_eq!((dot.data(), idx.data()), (&[8i32, 0][..], &[0i64, 2][..]));
+/// // Only the first 6 bits count: 0b111100 against 0b111111 differs in 2 of them.
+/// let six = BinaryDot::run_with(&Options::new().bits(6), &a, &b)?;
+/// assert_eq!(six.data(), &[6i32, -6, 2]);
+/// # Ok::<(), tensorbits::Error>(())
+/// ```
+#[bitwise_op(
+    name = "BINARY_DOT",
+    inputs = [a, b],
+    compute = BITS - 2 * (a ^ b).count_ones(),
+    reduce = sum,
+    pairwise,
+    nearest = largest,
+    support(EXT = [u8, u16, u32, u64]),
+    output = [i32, i64, i16],
+)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BinaryDot;
+
 /// The standard ops: DirectML's seven, in its order, then the reductions.
-pub const ALL: [&OpInfo; 13] = [
+pub const ALL: [&OpInfo; 14] = [
     <BitAnd as crate::Op>::INFO,
     <BitOr as crate::Op>::INFO,
     <BitXor as crate::Op>::INFO,
@@ -294,11 +329,12 @@ pub const ALL: [&OpInfo; 13] = [
     <BitCountSum as crate::Op>::INFO,
     <HammingDistance as crate::Op>::INFO,
     <HammingCdist as crate::Op>::INFO,
+    <BinaryDot as crate::Op>::INFO,
 ];
 
 /// The names each standard op answers to, beside its DirectML name and struct name; the short name
 /// first. The one list that [`find`], [`aliases`] and the command-line tool use.
-const ALIASES: [&[&str]; 13] = [
+const ALIASES: [&[&str]; 14] = [
     &["and", "BitwiseAnd", "bitwise_and", "LogicalAnd"],
     &["or", "BitwiseOr", "bitwise_or", "LogicalOr"],
     &["xor", "BitwiseXor", "bitwise_xor", "LogicalXor"],
@@ -329,6 +365,7 @@ const ALIASES: [&[&str]; 13] = [
     &["popcount_sum", "hamming_weight", "bitwise_count_sum"],
     &["hamming", "hamming_distance"],
     &["hamming_cdist", "cdist", "hammings"],
+    &["binary_dot", "xnor_dot"],
 ];
 
 /// Uppercase, without a `DML_` prefix, an `_OPERATOR_DESC` suffix or underscores, so that

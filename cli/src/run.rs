@@ -219,6 +219,7 @@ pub fn run(a: RunArgs) -> Result<(), Fail> {
         broadcast,
         axes: a.axes.as_deref().map(Axes::new).transpose()?,
         keepdims: a.keepdims,
+        ..Call::default()
     };
     let in_dt = arrays.first().map_or(DataType::U8, |x| x.desc.data_type());
     let out_dt = out_dtype(op, a.out_dtype.as_deref(), in_dt)?;

@@ -446,6 +446,121 @@ impl fmt::Display for ReduceOp {
     }
 }
 
+/// An affine `compute` of a sum: each element contributes `constant + bits * BITS + scale *
+/// count`, where `count` is the bit count of its expression and `BITS` its number of valid bits
+/// (its width, or fewer when a call sets `bits`). `BITS - 2 * (a ^ b).count_ones()` is
+/// `{ constant: 0, bits: 1, scale: -2 }`; a plain count is [`Affine::COUNT`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Affine {
+    /// The integer literal added per element.
+    pub constant: i64,
+    /// The multiple of `BITS` added per element.
+    pub bits: i64,
+    /// The multiplier of the element's bit count.
+    pub scale: i64,
+}
+
+impl Affine {
+    /// A plain bit count: `x.count_ones()`.
+    pub const COUNT: Affine = Affine {
+        constant: 0,
+        bits: 0,
+        scale: 1,
+    };
+
+    /// Whether this is a plain bit count.
+    pub const fn is_count(&self) -> bool {
+        self.constant == 0 && self.bits == 0 && self.scale == 1
+    }
+
+    /// The part of a result that does not depend on the counts: over `elements` elements holding
+    /// `bits` valid bits in all, `constant * elements + self.bits * bits`.
+    pub const fn offset(&self, elements: u64, bits: u64) -> i128 {
+        self.constant as i128 * elements as i128 + self.bits as i128 * bits as i128
+    }
+
+    /// The smallest and largest result over `elements` elements holding `bits` valid bits in all,
+    /// whose counts add up to anything from 0 to `bits`.
+    pub const fn range(&self, elements: u64, bits: u64) -> (i128, i128) {
+        let base = self.offset(elements, bits);
+        let span = self.scale as i128 * bits as i128;
+        if span < 0 {
+            (base + span, base)
+        } else {
+            (base, base + span)
+        }
+    }
+
+    /// Whether some result can be negative, for some number of elements and valid bits.
+    pub const fn can_be_negative(&self) -> bool {
+        self.constant < 0 || self.bits < 0 || self.bits + self.scale < 0
+    }
+}
+
+/// Which values knn returns first: the smallest (distances) or the largest (similarities, such as
+/// agreement counts and dot products).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Nearest {
+    /// Ascending values: distances.
+    #[default]
+    Smallest,
+    /// Descending values: similarities.
+    Largest,
+}
+
+impl Nearest {
+    /// The spec spelling: `smallest`, `largest`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Nearest::Smallest => "smallest",
+            Nearest::Largest => "largest",
+        }
+    }
+
+    /// Parses the spec spelling.
+    pub fn parse(text: &str) -> Option<Nearest> {
+        [Nearest::Smallest, Nearest::Largest]
+            .into_iter()
+            .find(|n| n.name() == text)
+    }
+}
+
+/// The order of the bits of a packed code's bytes: numpy's `packbits` `bitorder`. Bit `i` of a row
+/// is bit `7 - i % 8` of byte `i / 8` (`Big`, numpy's default) or bit `i % 8` (`Little`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BitOrder {
+    /// The first bit is the most significant of its byte (numpy's default).
+    #[default]
+    Big,
+    /// The first bit is the least significant of its byte.
+    Little,
+}
+
+impl BitOrder {
+    /// numpy's spelling: `big`, `little`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BitOrder::Big => "big",
+            BitOrder::Little => "little",
+        }
+    }
+
+    /// Parses numpy's spelling, case-insensitively.
+    pub fn parse(text: &str) -> Option<BitOrder> {
+        [BitOrder::Big, BitOrder::Little]
+            .into_iter()
+            .find(|o| o.name().eq_ignore_ascii_case(text.trim()))
+    }
+
+    /// The mask, within byte `i / 8`, of bit `i` of a row.
+    pub const fn mask(self, i: usize) -> u8 {
+        match self {
+            BitOrder::Big => 0x80 >> (i % 8),
+            BitOrder::Little => 1 << (i % 8),
+        }
+    }
+}
+
 /// The highest ranks any tensor may have (DirectML's limit).
 pub const MAX_RANK: usize = 8;
 

@@ -20,6 +20,7 @@ pub const KEYS: &[&str] = &[
     "reduce",
     "axes",
     "pairwise",
+    "nearest",
 ];
 
 /// A spec as written. A key whose value did not parse is `None` but listed in `written`, so that it
@@ -39,6 +40,8 @@ pub struct Spec {
     pub axes: Option<AxisList>,
     /// The bare `pairwise` flag, kept for its span.
     pub pairwise: Option<Ident>,
+    /// `nearest = smallest | largest`.
+    pub nearest: Option<Ident>,
 }
 
 /// `axes = [-1, 0]`: each axis with the span of its tokens.
@@ -144,6 +147,7 @@ pub fn parse(args: TokenStream, cx: &mut Ctxt) -> Spec {
             "reduce" => once!(reduce, value_of::<Ident>(&key_name, value, cx)),
             "axes" => once!(axes, axes(value, cx)),
             "pairwise" => spec.pairwise = Some(key.clone()),
+            "nearest" => once!(nearest, value_of::<Ident>(&key_name, value, cx)),
             _ => cx.error(&key, unknown_key(&key_name)),
         }
     }

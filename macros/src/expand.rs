@@ -276,6 +276,14 @@ fn parts(
         None => quote!(::core::option::Option::None),
     };
     let pairwise = m.pairwise;
+    let affine = match m.affine {
+        Some(a) => {
+            let (c, b, k) = (a.constant, a.bits, a.scale);
+            quote!(::core::option::Option::Some(::tensorbits::Affine { constant: #c, bits: #b, scale: #k }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let nearest = format_ident!("{}", format!("{:?}", m.nearest));
     quote! {
         ::tensorbits::__private::OpParts {
             name: #name,
@@ -292,6 +300,8 @@ fn parts(
             reduce: #reduce,
             axes: #axes,
             pairwise: #pairwise,
+            affine: #affine,
+            nearest: ::tensorbits::Nearest::#nearest,
             cpu: #cpu,
             pair: #pair,
             gpu: __TENSORBITS_GPU_KERNELS,

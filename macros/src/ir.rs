@@ -6,6 +6,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::spanned::Spanned;
 use syn::{BinOp as SynBin, Expr as SynExpr, Ident, UnOp};
+use tensorbits_core::Affine;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinOp {
@@ -48,10 +49,197 @@ pub enum Expr {
 const SUPPORTED: &str = "supported: input names, integer literals, parentheses, `!x`, `x & y`, `x | y`, \
 `x ^ y`, `x << y`, `x >> y`, `x.wrapping_shl(y)`, `x.wrapping_shr(y)`, `x.count_ones()`";
 
+const AFFINE: &str = "`compute` may be an affine function of one bit count: `C0 + C1 * x.count_ones()` or \
+`C0 - C1 * x.count_ones()` (either order of terms, `C1 *` optional), with integer literals or `BITS` for C0 \
+and an integer literal for C1";
+
+/// An affine `compute` as written: the affine function and the span of its arithmetic.
+pub type AffineAt = (Affine, Span);
+
 /// Lowers `compute`, reporting every unsupported token. `used[i]` is set for each input referenced.
-pub fn lower(e: &SynExpr, inputs: &[Ident], used: &mut [bool], cx: &mut Ctxt) -> Option<Expr> {
-    let root = lower_inner(e, inputs, used, cx, true)?;
-    Some(root)
+/// An affine function of one bit count gives the count's expression and the function.
+pub fn lower(
+    e: &SynExpr,
+    inputs: &[Ident],
+    used: &mut [bool],
+    cx: &mut Ctxt,
+) -> Option<(Expr, Option<AffineAt>)> {
+    let e = strip(e);
+    let SynExpr::Binary(b) = e else {
+        return Some((lower_inner(e, inputs, used, cx, true)?, None));
+    };
+    let sign = match b.op {
+        SynBin::Add(_) => 1,
+        SynBin::Sub(_) => -1,
+        SynBin::Mul(_) => 0,
+        _ => return Some((lower_inner(e, inputs, used, cx, true)?, None)),
+    };
+    // Arithmetic without a bit count is no affine function: the operator is the mistake.
+    let counted = |x: &SynExpr| {
+        let x = strip(x);
+        is_count_call(x)
+            || matches!(x, SynExpr::Binary(m) if matches!(m.op, SynBin::Mul(_))
+                && (is_count_call(strip(&m.left)) || is_count_call(strip(&m.right))))
+    };
+    if sign != 0 && !counted(&b.left) && !counted(&b.right) || sign == 0 && !counted(e) {
+        return Some((lower_inner(e, inputs, used, cx, true)?, None));
+    }
+    let at = b.op.span();
+    let mut count = |x: &SynExpr, cx: &mut Ctxt| lower_inner(x, inputs, used, cx, true);
+    if sign == 0 {
+        // `C1 * x.count_ones()` or `x.count_ones() * C1`.
+        return match term(e, cx)? {
+            Term::Count(scale, x) => {
+                let c = count(x, cx)?;
+                Some((c, Some((affine(0, 0, scale), at))))
+            }
+            _ => {
+                cx.error_at(at, AFFINE);
+                None
+            }
+        };
+    }
+    let (l, r) = (term(&b.left, cx), term(&b.right, cx));
+    let (c0, (scale, x), count_right) = match (l?, r?) {
+        (Term::Const(c), Term::Count(m, x)) => (c, (m, x), true),
+        (Term::Count(m, x), Term::Const(c)) => (c, (m, x), false),
+        (Term::Count(..), Term::Count(..)) => {
+            cx.error_at(at, format!("`compute` adds two bit counts; {AFFINE}"));
+            return None;
+        }
+        _ => {
+            cx.error_at(at, AFFINE);
+            return None;
+        }
+    };
+    let x = count(x, cx)?;
+    // `C0 + T`, `T + C0`, `C0 - T`, `T - C0`.
+    let (c0_sign, scale_sign) = match (sign, count_right) {
+        (1, _) => (1, 1),
+        (_, true) => (1, -1),
+        _ => (-1, 1),
+    };
+    let (lit, bits) = match c0 {
+        Const::Lit(v) => (c0_sign * v, 0),
+        Const::Bits => (0, c0_sign),
+    };
+    Some((x, Some((affine(lit, bits, scale_sign * scale), at))))
+}
+
+fn affine(constant: i64, bits: i64, scale: i64) -> Affine {
+    Affine {
+        constant,
+        bits,
+        scale,
+    }
+}
+
+/// A constant of an affine `compute`.
+#[derive(Clone, Copy)]
+enum Const {
+    Lit(i64),
+    Bits,
+}
+
+/// A term of an affine `compute`: a constant, or a multiple of a bit count (the count's expression
+/// still to lower).
+enum Term<'e> {
+    Const(Const),
+    Count(i64, &'e SynExpr),
+    Other,
+}
+
+fn strip(e: &SynExpr) -> &SynExpr {
+    match e {
+        SynExpr::Paren(p) => strip(&p.expr),
+        SynExpr::Group(g) => strip(&g.expr),
+        other => other,
+    }
+}
+
+fn is_count_call(e: &SynExpr) -> bool {
+    matches!(e, SynExpr::MethodCall(m) if m.method == "count_ones")
+}
+
+/// Classifies a term; `None` after an error (a literal that does not fit).
+fn term<'e>(e: &'e SynExpr, cx: &mut Ctxt) -> Option<Term<'e>> {
+    let e = strip(e);
+    Some(match e {
+        SynExpr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) if i.suffix().is_empty() => match i.base10_parse::<i64>() {
+            Ok(v) => Term::Const(Const::Lit(v)),
+            Err(_) => {
+                cx.error(i, "this constant does not fit in an i64");
+                return None;
+            }
+        },
+        SynExpr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => match term(&u.expr, cx)? {
+            Term::Const(Const::Lit(v)) => Term::Const(Const::Lit(-v)),
+            _ => Term::Other,
+        },
+        SynExpr::Path(p) if p.path.is_ident("BITS") => Term::Const(Const::Bits),
+        SynExpr::MethodCall(_) if is_count_call(e) => Term::Count(1, e),
+        SynExpr::Binary(b) if matches!(b.op, SynBin::Mul(_)) => {
+            let (l, r) = (strip(&b.left), strip(&b.right));
+            let (c, x) = match (is_count_call(l), is_count_call(r)) {
+                (false, true) => (l, r),
+                (true, false) => (r, l),
+                _ => return Some(Term::Other),
+            };
+            match term(c, cx)? {
+                Term::Const(Const::Lit(0)) => {
+                    cx.error(
+                        c,
+                        "a multiplier of 0 makes `compute` a constant; remove the count",
+                    );
+                    return None;
+                }
+                Term::Const(Const::Lit(v)) if v > 0 => Term::Count(v, x),
+                Term::Const(Const::Bits) => {
+                    cx.error(c, format!("the multiplier of the bit count must be an integer literal, not `BITS`; {AFFINE}"));
+                    return None;
+                }
+                _ => {
+                    cx.error(c, format!("the multiplier of the bit count must be a positive integer literal; {AFFINE}"));
+                    return None;
+                }
+            }
+        }
+        _ => Term::Other,
+    })
+}
+
+/// `compute` as the user wrote it, parentheses included, on one line.
+pub fn source_text(e: &SynExpr) -> String {
+    match e {
+        SynExpr::Paren(p) => format!("({})", source_text(&p.expr)),
+        SynExpr::Group(g) => source_text(&g.expr),
+        SynExpr::Binary(b) => {
+            let op = &b.op;
+            format!(
+                "{} {} {}",
+                source_text(&b.left),
+                quote!(#op),
+                source_text(&b.right)
+            )
+        }
+        SynExpr::Unary(u) => {
+            let op = &u.op;
+            format!("{}{}", quote!(#op), source_text(&u.expr))
+        }
+        SynExpr::MethodCall(m) => {
+            let args: Vec<String> = m.args.iter().map(source_text).collect();
+            format!(
+                "{}.{}({})",
+                source_text(&m.receiver),
+                m.method,
+                args.join(", ")
+            )
+        }
+        other => quote!(#other).to_string(),
+    }
 }
 
 fn lower_inner(
@@ -68,6 +256,15 @@ fn lower_inner(
                 Some(k) => {
                     used[k] = true;
                     Some(Expr::Input(k))
+                }
+                None if id == "BITS" => {
+                    cx.error(
+                        id,
+                        format!(
+                            "`BITS` is a constant of an affine `compute`, not an operand; {AFFINE}"
+                        ),
+                    );
+                    None
                 }
                 None => {
                     let names: Vec<String> = inputs.iter().map(|i| format!("`{i}`")).collect();
@@ -128,6 +325,14 @@ fn lower_inner(
                 SynBin::BitXor(_) => Some(BinOp::Xor),
                 SynBin::Shl(_) => Some(BinOp::Shl),
                 SynBin::Shr(_) => Some(BinOp::Shr),
+                other @ (SynBin::Add(_) | SynBin::Sub(_) | SynBin::Mul(_)) => {
+                    let sym = quote!(#other).to_string();
+                    cx.error(
+                        other,
+                        format!("unsupported operator `{sym}` in `compute`; {SUPPORTED}; `+`, `-` and `*` only make an affine function of one bit count, such as `BITS - 2 * (a ^ b).count_ones()`"),
+                    );
+                    None
+                }
                 other => {
                     let sym = quote!(#other).to_string();
                     cx.error(
@@ -274,52 +479,6 @@ impl Expr {
                     BinOp::Shr => quote!(#iw::shr(#l, #r)),
                     BinOp::WrappingShl => quote!(#iw::wrapping_shl(#l, #r)),
                     BinOp::WrappingShr => quote!(#iw::wrapping_shr(#l, #r)),
-                }
-            }
-        }
-    }
-}
-
-/// Where a sub-expression is printed, to decide its parentheses.
-#[derive(Clone, Copy, PartialEq)]
-enum Ctx {
-    Top,
-    Left(BinOp),
-    Other,
-}
-
-impl Expr {
-    /// The expression as Rust source. Nested binary operators are parenthesised unless they chain the
-    /// same operator on the left (`a ^ b ^ c`), so mixed `&`/`|` never depends on precedence to read.
-    pub fn to_text(&self, names: &[Ident]) -> String {
-        self.text(names, Ctx::Top)
-    }
-
-    fn text(&self, names: &[Ident], ctx: Ctx) -> String {
-        match self {
-            Expr::Input(k) => names[*k].to_string(),
-            Expr::Lit(v, _) => v.to_string(),
-            Expr::Not(e) => format!("!{}", e.text(names, Ctx::Other)),
-            Expr::CountOnes(e) => format!("{}.count_ones()", e.text(names, Ctx::Other)),
-            Expr::Bin(op @ (BinOp::WrappingShl | BinOp::WrappingShr), l, r) => {
-                format!(
-                    "{}.{}({})",
-                    l.text(names, Ctx::Other),
-                    op.symbol(),
-                    r.text(names, Ctx::Top)
-                )
-            }
-            Expr::Bin(op, l, r) => {
-                let s = format!(
-                    "{} {} {}",
-                    l.text(names, Ctx::Left(*op)),
-                    op.symbol(),
-                    r.text(names, Ctx::Other)
-                );
-                if ctx == Ctx::Top || ctx == Ctx::Left(*op) {
-                    s
-                } else {
-                    format!("({s})")
                 }
             }
         }

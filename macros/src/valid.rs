@@ -7,7 +7,9 @@ use crate::ir;
 use proc_macro2::Span;
 use std::collections::BTreeMap;
 use syn::{Expr, Ident};
-use tensorbits_core::{BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK, ReduceOp};
+use tensorbits_core::{
+    Affine, BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK, Nearest, ReduceOp,
+};
 
 /// A checked spec.
 pub struct Model {
@@ -27,6 +29,10 @@ pub struct Model {
     /// The default axes of a reduction; `None` is all axes.
     pub axes: Option<Vec<i64>>,
     pub pairwise: bool,
+    /// For an affine `compute`: the function of the count that `compute` holds.
+    pub affine: Option<Affine>,
+    /// Which values knn returns first.
+    pub nearest: Nearest,
 }
 
 impl Model {
@@ -72,10 +78,12 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
         .map(|l| check_inputs(l, spec.pairwise.is_some(), cx))
         .unwrap_or_default();
     let mut used = vec![false; inputs.len()];
-    let compute = spec
+    let lowered = spec
         .compute
         .as_ref()
         .and_then(|e| ir::lower(e, &inputs, &mut used, cx));
+    let affine = lowered.as_ref().and_then(|l| l.1);
+    let compute = lowered.map(|l| l.0);
     // The arity is the number of inputs: one that `compute` never reads is a mistake.
     if compute.is_some() {
         for (id, u) in inputs.iter().zip(&used) {
@@ -130,6 +138,8 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
     } else {
         check_output(spec.output.as_ref(), is_count, compute.is_some(), cx)
     };
+    check_affine(spec, affine, output.as_deref(), cx);
+    let nearest = check_nearest(spec, cx);
     let in_place = spec
         .in_place
         .as_ref()
@@ -147,9 +157,10 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
         output.as_deref(),
         cx,
     );
-    let compute_text = compute
+    let compute_text = spec
+        .compute
         .as_ref()
-        .map(|c| c.to_text(&inputs))
+        .map(ir::source_text)
         .unwrap_or_default();
     let name = spec
         .name
@@ -176,6 +187,8 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
         reduce: reduce.as_ref().and_then(|r| r.0),
         axes: reduce.and_then(|r| r.1),
         pairwise,
+        affine: affine.map(|a| a.0),
+        nearest,
     })
 }
 
@@ -202,10 +215,12 @@ fn check_reduce(
                     id,
                     format!("unknown reduction `{id}`; expected sum, and, or or xor"),
                 );
-                return None;
+                None
             }
         },
     };
+    // An unknown reduction is still a reduction to the other keys' checks.
+    let reduces = spec.reduce.is_some();
     if let Some((r, id)) = reduce {
         match (r, is_count) {
             // A sum adds bit counts; summing elements would overflow their own type at once.
@@ -226,7 +241,7 @@ fn check_reduce(
         }
     }
     if let Some(p) = &spec.pairwise {
-        if reduce.is_none() {
+        if !reduces {
             cx.error(p, "`pairwise` reduces the last dimension of both inputs: add `reduce = sum` (or `and`, `or`, `xor`)");
         }
         if arity != 2 && spec.inputs.is_some() {
@@ -237,7 +252,7 @@ fn check_reduce(
         }
     }
     let axes = spec.axes.as_ref().map(|l| {
-        if reduce.is_none() {
+        if !reduces {
             cx.error_at(l.span, "`axes` gives the default axes of a reduction: add `reduce = ...`");
         }
         if let Some(p) = &spec.pairwise {
@@ -291,6 +306,60 @@ fn check_reduce(
     Some((reduce.map(|r| r.0), axes))
 }
 
+/// An affine `compute` sums counts (`reduce = sum`), and an output type that cannot hold a negative
+/// result is a mistake when the function can give one.
+fn check_affine(
+    spec: &Spec,
+    affine: Option<ir::AffineAt>,
+    output: Option<&[DataType]>,
+    cx: &mut Ctxt,
+) {
+    let sum = spec.reduce.as_ref().is_some_and(|r| r == "sum");
+    if let Some((_, at)) = affine
+        && !sum
+        && spec
+            .reduce
+            .as_ref()
+            .is_none_or(|r| ReduceOp::parse(&r.to_string()).is_some())
+    {
+        cx.error_at(
+            at,
+            "an affine `compute` is summed over the reduced elements: add `reduce = sum`",
+        );
+    }
+    let (Some(l), Some(_)) = (&spec.output, output) else {
+        return;
+    };
+    let negative = affine.is_some_and(|(a, _)| a.can_be_negative());
+    for id in &l.items {
+        let Some(t) = DataType::ALL.into_iter().find(|t| *id == t.name()) else {
+            continue;
+        };
+        if !t.is_signed() && negative {
+            cx.error(id, format!("`{t}` cannot hold the negative results `compute` can give; use a signed type such as i32, i64 or i16"));
+        }
+    }
+}
+
+/// `nearest = smallest | largest`, for pairwise sums (which have knn).
+fn check_nearest(spec: &Spec, cx: &mut Ctxt) -> Nearest {
+    let Some(id) = &spec.nearest else {
+        return Nearest::Smallest;
+    };
+    let parsed = Nearest::parse(&id.to_string());
+    if parsed.is_none() {
+        cx.error(
+            id,
+            format!("unknown `nearest` value `{id}`; expected smallest or largest"),
+        );
+    }
+    let sum = spec.reduce.as_ref().is_some_and(|r| r == "sum");
+    if spec.pairwise.is_none() || !sum {
+        cx.error(id, "`nearest` says which values knn returns first, and knn needs a pairwise sum: add `pairwise` and `reduce = sum`, or remove `nearest`");
+    }
+    parsed.unwrap_or_default()
+}
+
 /// 1 to 8 distinct names.
 fn check_inputs(l: &Listed, pairwise: bool, cx: &mut Ctxt) -> Vec<Ident> {
     if l.items.is_empty() {
@@ -312,6 +381,8 @@ fn check_inputs(l: &Listed, pairwise: bool, cx: &mut Ctxt) -> Vec<Ident> {
             || (pairwise && crate::expand::RESERVED_PAIRWISE.contains(&name.as_str()));
         if reserved {
             cx.error(id, format!("`{id}` is reserved: the generated methods have a parameter of that name beside the inputs; choose another input name"));
+        } else if name == "BITS" {
+            cx.error(id, "`BITS` is reserved: in `compute` it is the number of valid bits of an element; choose another input name");
         } else if ["self", "Self", "crate", "super"].contains(&name.as_str()) {
             cx.error(
                 id,

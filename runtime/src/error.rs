@@ -353,6 +353,30 @@ pub enum Error {
         /// Which output type would fit, in words.
         fits: String,
     },
+    /// A sum of an affine `compute` whose results do not all fit the output type.
+    #[error(
+        "{op}: `{compute}` over {count} elements of {bits} bits gives results from {lo} to {hi}, beyond what {output} holds ({min} to {max}); {fits}",
+        min = crate::validate::reduce::value_range(*.output).0,
+        max = crate::validate::reduce::value_range(*.output).1
+    )]
+    SumRange {
+        /// Op name.
+        op: &'static str,
+        /// The op's `compute`.
+        compute: &'static str,
+        /// Elements summed into each output element.
+        count: usize,
+        /// Bits per element.
+        bits: u32,
+        /// The smallest result (saturated to `i64`).
+        lo: i64,
+        /// The largest result (saturated to `i64`).
+        hi: i64,
+        /// The output type asked for.
+        output: DataType,
+        /// Which output type would fit, in words.
+        fits: String,
+    },
     /// Reduction options given to an op they do not apply to.
     #[error("{op} {what}")]
     NotAReduction {

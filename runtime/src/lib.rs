@@ -48,7 +48,8 @@ pub use level::{Level, levels};
 #[cfg(feature = "ndarray")]
 pub use ndarray;
 pub use op::{
-    Axes, Broadcast, Call, InputBuffer, Op, OpInfo, OutputType, Plan, ReduceOp, SupportsType,
+    Affine, Axes, BitOrder, Broadcast, Call, InputBuffer, Nearest, Op, OpInfo, OutputType, Plan,
+    ReduceOp, SupportsType,
 };
 pub use pool::{fork_generation, num_threads, set_num_threads};
 pub use tensorbits_core::{

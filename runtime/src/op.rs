@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::{BroadcastMode, DataType, Dims, FeatureLevel, MAX_INPUTS, MAX_RANK, SupportTable};
 
-pub use tensorbits_core::ReduceOp;
+pub use tensorbits_core::{Affine, BitOrder, Nearest, ReduceOp};
 
 /// A broadcast mode with its parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -229,6 +229,8 @@ pub struct OpParts {
     pub reduce: Option<ReduceOp>,
     pub axes: Option<&'static [i64]>,
     pub pairwise: bool,
+    pub affine: Option<Affine>,
+    pub nearest: Nearest,
     pub cpu: &'static [CpuKernel],
     pub pair: &'static [PairKernel],
     pub gpu: &'static [GpuKernel],
@@ -350,6 +352,17 @@ impl OpInfo {
     /// Whether the op is pairwise: `a [..., M, K]` and `b [..., N, K]` give `[..., M, N]`.
     pub fn is_pairwise(&self) -> bool {
         self.parts.pairwise
+    }
+
+    /// For a sum whose `compute` is an affine function of a bit count (`BITS - 2 *
+    /// (a ^ b).count_ones()`): the function. `None` for a plain count.
+    pub fn affine(&self) -> Option<Affine> {
+        self.parts.affine
+    }
+
+    /// Which values knn returns first when a call does not say.
+    pub fn nearest(&self) -> Nearest {
+        self.parts.nearest
     }
 
     /// The pair kernel for this input type.
@@ -516,6 +529,13 @@ pub struct Call {
     pub axes: Option<Axes>,
     /// For a reduction: keep each reduced dimension as a dimension of size 1.
     pub keepdims: bool,
+    /// For knn: whether the largest values come first; `None` means the op's `nearest`.
+    pub largest: Option<bool>,
+    /// For a sum over the last axis: only the first `bits` bits of each row count (numpy
+    /// `packbits` rows, the rest padding); `None` means all of them.
+    pub bits: Option<usize>,
+    /// The order of the bits in each byte of a row, for `bits`.
+    pub bitorder: BitOrder,
 }
 
 impl Default for Call {
@@ -525,6 +545,9 @@ impl Default for Call {
             broadcast: None,
             axes: None,
             keepdims: false,
+            largest: None,
+            bits: None,
+            bitorder: BitOrder::Big,
         }
     }
 }
@@ -555,6 +578,29 @@ impl Call {
         self.keepdims = keep;
         self
     }
+
+    /// For knn: the largest values first (or the smallest), whatever the op's `nearest`.
+    pub fn largest(mut self, largest: bool) -> Call {
+        self.largest = Some(largest);
+        self
+    }
+
+    /// For a sum over the last axis: only the first `bits` bits of each row count.
+    pub fn bits(mut self, bits: usize) -> Call {
+        self.bits = Some(bits);
+        self
+    }
+
+    /// The order of the bits in each byte of a row, for [`bits`](Self::bits).
+    pub fn bitorder(mut self, order: BitOrder) -> Call {
+        self.bitorder = order;
+        self
+    }
+
+    /// Whether knn returns the largest values first for `op`.
+    pub fn largest_first(&self, op: &OpInfo) -> bool {
+        self.largest.unwrap_or(op.nearest() == Nearest::Largest)
+    }
 }
 
 /// A validated call: types, the broadcast output shape, and the collapsed iteration space with each
@@ -577,6 +623,61 @@ pub struct Plan {
     pub(crate) reduced: usize,
     /// For a pairwise op: `iter` is `[batch..., M, N, K]`, the batch dimensions collapsed.
     pub(crate) pairwise: bool,
+    /// For a sum: what each count becomes, when `compute` is affine.
+    pub(crate) epilogue: Option<Epilogue>,
+    /// For a sum: the most one result's count can reach (its valid bits).
+    pub(crate) max_count: u64,
+    /// For knn: the largest counts come first (the largest values, or the smallest of an affine
+    /// `compute` that decreases with its count).
+    pub(crate) flip: bool,
+}
+
+/// What a sum's counts become when `compute` is affine: `offset + scale * count`, in wrapping 64-bit
+/// arithmetic, whose low bits are the output type's two's complement value (the validated range
+/// fits it). Kernels count; the results are then mapped in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Epilogue {
+    pub(crate) offset: u64,
+    pub(crate) scale: u64,
+}
+
+impl Plan {
+    /// What knn's selection ranks a count by: ascending keys, ties by the lower index.
+    #[inline(always)]
+    pub(crate) fn knn_key(&self, count: u64) -> u64 {
+        if self.flip {
+            self.max_count - count
+        } else {
+            count
+        }
+    }
+
+    /// What the GPU's last pass writes for a count, and how knn's lists rank counts.
+    pub(crate) fn gpu_epilogue(&self) -> tensorbits_core::wgsl::Epilogue {
+        let e = self.epilogue.unwrap_or(Epilogue {
+            offset: 0,
+            scale: 1,
+        });
+        tensorbits_core::wgsl::Epilogue {
+            offset: e.offset,
+            scale: e.scale,
+            flip: self.flip.then_some(self.max_count as u32),
+        }
+    }
+
+    /// The result of a count that knn selected by [`knn_key`](Self::knn_key).
+    pub(crate) fn knn_value(&self, key: u64) -> u64 {
+        let count = self.knn_key(key);
+        self.epilogue.map_or(count, |e| e.apply(count))
+    }
+}
+
+impl Epilogue {
+    /// The result of a count.
+    #[inline(always)]
+    pub(crate) fn apply(self, count: u64) -> u64 {
+        self.offset.wrapping_add(self.scale.wrapping_mul(count))
+    }
 }
 
 impl Plan {
@@ -593,6 +694,9 @@ impl Plan {
         kept: 0,
         reduced: 0,
         pairwise: false,
+        epilogue: None,
+        max_count: 0,
+        flip: false,
     };
 
     /// The input data type.
@@ -653,6 +757,8 @@ pub static FALLBACK_INFO: OpInfo = OpInfo::from_parts(OpParts {
     reduce: None,
     axes: None,
     pairwise: false,
+    affine: None,
+    nearest: Nearest::Smallest,
     cpu: &[],
     pair: &[],
     gpu: &[],

@@ -39,10 +39,11 @@ fn outputs(kind: KernelKind, first: usize) -> String {
     } else {
         "array<u32>"
     };
+    // The key back to a count, and the count to the op's value.
     let dist = if kind.out_bits == 64 {
-        "vec2<u32>(d, 0u)"
+        "tb_affine(vec2<u32>(tb_key(d), 0u))"
     } else {
-        "d"
+        "tb_affine(vec2<u32>(tb_key(d), 0u)).x"
     };
     let o = OUTPUT_SLOT;
     let mut s = format!(
@@ -141,7 +142,7 @@ pub(super) fn tile_shader(kind: KernelKind, arity: usize, eval: &str) -> String 
          \x20   for (var e = 0u; e < k_n; e = e + 1u) {{\n\
          \x20       d = d + tb_eval(tb_read0(ab + e * sa), tb_read1(bb + e * sb));\n\
          \x20   }}\n\
-         \x20   return d;\n\
+         \x20   return tb_key(d);\n\
          }}\n\
          // Local mode (`kept` 1, at most {local} neighbours): each invocation keeps the best of its\n\
          // `chunk` rows (every 64th of its span) in a sorted list of `slot_stride` entries, padded\n\

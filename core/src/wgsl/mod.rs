@@ -29,7 +29,7 @@ mod reduce;
 pub use class::WordClass;
 pub use elementwise::{KernelKind, shader};
 pub use params::{
-    Header, MODE_FINAL, MODE_PARTIAL, OUTPUT_SLOT, PARAMS_BYTES, SLOTS, WORKGROUP_SIZE,
+    Epilogue, Header, MODE_FINAL, MODE_PARTIAL, OUTPUT_SLOT, PARAMS_BYTES, SLOTS, WORKGROUP_SIZE,
     params_bytes, params_wgsl, walk_wgsl,
 };
 pub use reduce::reduce_shader;

@@ -18,15 +18,43 @@ const RANK_VECS: usize = MAX_RANK.div_ceil(4);
 const BASE_VECS: usize = SLOTS.div_ceil(4);
 const STRIDE_VECS: usize = SLOTS * RANK_VECS;
 
-/// Size in bytes of the uniform block (`Params`): a header of eight `u32`s, then the sizes, the
-/// bases and the strides, each padded to whole `vec4<u32>`s.
-pub const PARAMS_BYTES: usize = 16 * (2 + RANK_VECS + BASE_VECS + STRIDE_VECS);
+/// Size in bytes of the uniform block (`Params`): a header of eight `u32`s and two `vec4<u32>`s
+/// (the epilogue), then the sizes, the bases and the strides, each padded to whole `vec4<u32>`s.
+pub const PARAMS_BYTES: usize = 16 * (4 + RANK_VECS + BASE_VECS + STRIDE_VECS);
 
 /// A reduction's unit writes its result to the output (the last pass).
 pub const MODE_FINAL: u32 = 0;
 /// A reduction's unit writes its accumulator to a scratch buffer of partial results, merged by a
 /// later pass.
 pub const MODE_PARTIAL: u32 = 1;
+
+/// What the last pass of a sum writes for a count `c`: `offset + scale * c` in wrapping 64-bit
+/// arithmetic (an affine `compute`; the identity for a plain count), and for knn whether the lists
+/// rank `max - c` rather than `c` (the largest counts first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Epilogue {
+    /// Added to every result.
+    pub offset: u64,
+    /// The multiplier of the count.
+    pub scale: u64,
+    /// knn: the lists rank `max - c`, with `max` the most a count can reach.
+    pub flip: Option<u32>,
+}
+
+impl Epilogue {
+    /// The results are the counts, ranked ascending.
+    pub const IDENTITY: Epilogue = Epilogue {
+        offset: 0,
+        scale: 1,
+        flip: None,
+    };
+}
+
+impl Default for Epilogue {
+    fn default() -> Self {
+        Epilogue::IDENTITY
+    }
+}
 
 /// The scalar fields of the uniform block (see [`params_wgsl`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,6 +74,8 @@ pub struct Header {
     pub slot_stride: u32,
     /// Layout-specific (knn: the first tile of the dispatch).
     pub extra: u32,
+    /// What the last pass writes for a count.
+    pub epilogue: Epilogue,
 }
 
 /// The uniform block every kernel reads: the [`Header`]'s fields, then `rank` and `sizes`, the
@@ -64,6 +94,8 @@ pub fn params_wgsl() -> String {
     mode: u32,
     slot_stride: u32,
     extra: u32,
+    epi: vec4<u32>,
+    flip: vec4<u32>,
     sizes: array<vec4<u32>, {RANK_VECS}>,
     base: array<vec4<u32>, {BASE_VECS}>,
     strides: array<vec4<u32>, {STRIDE_VECS}>,
@@ -72,6 +104,31 @@ pub fn params_wgsl() -> String {
 fn tb_size(d: u32) -> u32 {{ return params.sizes[d >> 2u][d & 3u]; }}
 fn tb_base(t: u32) -> u32 {{ return params.base[t >> 2u][t & 3u]; }}
 fn tb_stride(t: u32, d: u32) -> u32 {{ return params.strides[t * {RANK_VECS}u + (d >> 2u)][d & 3u]; }}
+// The full 64-bit product of two u32s, low word first.
+fn tb_mul_wide(a: u32, b: u32) -> vec2<u32> {{
+    let al = a & 0xffffu;
+    let ah = a >> 16u;
+    let bl = b & 0xffffu;
+    let bh = b >> 16u;
+    let ll = al * bl;
+    let lh = al * bh;
+    let hl = ah * bl;
+    let mid = lh + hl;
+    let mid_carry = select(0u, 0x10000u, mid < lh);
+    let lo = ll + (mid << 16u);
+    return vec2<u32>(lo, ah * bh + (mid >> 16u) + mid_carry + select(0u, 1u, lo < ll));
+}}
+// A sum's result for count `c`: `offset + scale * c`, wrapping at 64 bits (`epi` = offset low,
+// offset high, scale low, scale high).
+fn tb_affine(c: vec2<u32>) -> vec2<u32> {{
+    let p = tb_mul_wide(params.epi.z, c.x);
+    let lo = params.epi.x + p.x;
+    let hi = params.epi.y + p.y + params.epi.z * c.y + params.epi.w * c.x;
+    return vec2<u32>(lo, hi + select(0u, 1u, lo < p.x));
+}}
+// knn's key for count `c`: `max - c` when the lists rank the largest counts first (`flip` =
+// flag, max).
+fn tb_key(c: u32) -> u32 {{ return select(c, params.flip.y - c, params.flip.x != 0u); }}
 "
     )
 }
@@ -94,6 +151,15 @@ pub fn params_bytes(
     push(h.mode);
     push(h.slot_stride);
     push(h.extra);
+    let e = &h.epilogue;
+    for v in [e.offset, e.scale] {
+        push(v as u32);
+        push((v >> 32) as u32);
+    }
+    push(u32::from(e.flip.is_some()));
+    push(e.flip.unwrap_or(0));
+    push(0);
+    push(0);
     for d in 0..RANK_VECS * 4 {
         push(sizes.get(d).copied().unwrap_or(1));
     }

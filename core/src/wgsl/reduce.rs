@@ -14,9 +14,9 @@ use std::fmt::Write;
 fn acc_helpers(op: ReduceOp, class: WordClass, out_bits: u32) -> (&'static str, String) {
     if op == ReduceOp::Sum {
         let out = if out_bits == 64 {
-            "fn tb_acc_out(a: vec2<u32>) -> vec2<u32> { return a; }\n"
+            "fn tb_acc_out(a: vec2<u32>) -> vec2<u32> { return tb_affine(a); }\n"
         } else {
-            "fn tb_acc_out(a: vec2<u32>) -> u32 { return a.x; }\n"
+            "fn tb_acc_out(a: vec2<u32>) -> u32 { return tb_affine(a).x; }\n"
         };
         let s = format!(
             "fn tb_acc_id() -> vec2<u32> {{ return vec2<u32>(0u, 0u); }}\n\

@@ -6,7 +6,7 @@ use crate::cpu::{self, Kernels, PARALLEL_BYTES, simd, walk};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::level::{Level, levels::EXT};
-use crate::op::{Axes, Broadcast, Call, InputBuffer, OpInfo, Plan};
+use crate::op::{Axes, BitOrder, Broadcast, Call, InputBuffer, OpInfo, Plan};
 use crate::validate::{self, buffer::check_in_place};
 use crate::{Dims, Tensor, TensorDesc, TensorView, TensorViewMut};
 use std::marker::PhantomData;
@@ -24,9 +24,8 @@ use std::marker::PhantomData;
 #[derive(Debug)]
 pub struct Options<L = EXT, O = DefaultOutput> {
     level: L,
-    broadcast: Option<Broadcast>,
-    axes: Option<Axes>,
-    keepdims: bool,
+    /// Everything but the level (taken from `L`).
+    call: Call,
     output: PhantomData<fn() -> O>,
 }
 
@@ -34,9 +33,7 @@ impl<L: Clone, O> Clone for Options<L, O> {
     fn clone(&self) -> Self {
         Options {
             level: self.level.clone(),
-            broadcast: self.broadcast,
-            axes: self.axes,
-            keepdims: self.keepdims,
+            call: self.call,
             output: PhantomData,
         }
     }
@@ -48,9 +45,7 @@ impl<L: Default> Default for Options<L> {
     fn default() -> Self {
         Options {
             level: L::default(),
-            broadcast: None,
-            axes: None,
-            keepdims: false,
+            call: Call::default(),
             output: PhantomData,
         }
     }
@@ -68,9 +63,7 @@ impl<L: Level> Options<L> {
     pub fn at(level: L) -> Self {
         Options {
             level,
-            broadcast: None,
-            axes: None,
-            keepdims: false,
+            call: Call::default(),
             output: PhantomData,
         }
     }
@@ -79,7 +72,7 @@ impl<L: Level> Options<L> {
 impl<L: Level, O> Options<L, O> {
     /// Chooses the broadcast mode (the op must accept it).
     pub fn broadcast(mut self, broadcast: Broadcast) -> Self {
-        self.broadcast = Some(broadcast);
+        self.call.broadcast = Some(broadcast);
         self
     }
 
@@ -89,9 +82,7 @@ impl<L: Level, O> Options<L, O> {
     pub fn output<P: Element>(self) -> Options<L, P> {
         Options {
             level: self.level,
-            broadcast: self.broadcast,
-            axes: self.axes,
-            keepdims: self.keepdims,
+            call: self.call,
             output: PhantomData,
         }
     }
@@ -99,13 +90,35 @@ impl<L: Level, O> Options<L, O> {
     /// For a reduction: the axes to reduce (negative ones count from the end) instead of the op's
     /// default axes. `Options::new().axes([-1])`; for a list known only at run time, [`Axes::new`].
     pub fn axes(mut self, axes: impl Into<Axes>) -> Self {
-        self.axes = Some(axes.into());
+        self.call.axes = Some(axes.into());
         self
     }
 
     /// For a reduction: keep each reduced dimension as a dimension of size 1.
     pub fn keepdims(mut self, keep: bool) -> Self {
-        self.keepdims = keep;
+        self.call.keepdims = keep;
+        self
+    }
+
+    /// For knn: the largest values first (`true`) or the smallest, whatever the op's `nearest`
+    /// says. Ties go to the lower index either way.
+    pub fn largest(mut self, largest: bool) -> Self {
+        self.call.largest = Some(largest);
+        self
+    }
+
+    /// For a sum over the last axis (pairwise or not): only the first `bits` bits of each row
+    /// count, the rest is padding whatever it holds. A row is a byte string as `np.packbits(x,
+    /// axis=-1)` makes it; `bits` past the row's bits is an error.
+    pub fn bits(mut self, bits: usize) -> Self {
+        self.call.bits = Some(bits);
+        self
+    }
+
+    /// The order of the bits in each byte of a row, for [`bits`](Self::bits): numpy's default
+    /// [`BitOrder::Big`], or [`BitOrder::Little`].
+    pub fn bitorder(mut self, order: BitOrder) -> Self {
+        self.call.bitorder = order;
         self
     }
 
@@ -118,9 +131,7 @@ impl<L: Level, O> Options<L, O> {
     pub fn call(&self) -> Call {
         Call {
             level: L::LEVEL,
-            broadcast: self.broadcast,
-            axes: self.axes,
-            keepdims: self.keepdims,
+            ..self.call
         }
     }
 }

@@ -208,8 +208,52 @@ pub(crate) fn execute(
 ) -> crate::Result<()> {
     match (plan.reduce, k.pair) {
         (None, _) => walk::run(plan, inputs, out, k.map),
-        (Some(_), Some(p)) if plan.pairwise => return pair::run(plan, inputs, out, p),
+        (Some(_), Some(p)) if plan.pairwise => pair::run(plan, inputs, out, p)?,
         (Some(_), _) => reduce::run(plan, inputs, out, k.map, k.fold),
     }
+    if let Some(e) = plan.epilogue {
+        epilogue(plan, out, e);
+    }
     Ok(())
+}
+
+/// Maps every result of a sum, written as a count, through an affine `compute`'s epilogue, in
+/// place: the output's kept dimensions walked with their strides.
+fn epilogue(plan: &crate::Plan, out: &mut [u8], e: crate::op::Epilogue) {
+    let es = plan.out_dtype.size();
+    if plan.count == 0 {
+        return;
+    }
+    let dims = &plan.iter[..plan.kept];
+    let strides = &plan.out_strides[..plan.kept];
+    let map = |b: &mut [u8]| {
+        let mut w = [0u8; 8];
+        w[..es].copy_from_slice(b);
+        b.copy_from_slice(&e.apply(u64::from_le_bytes(w)).to_le_bytes()[..es]);
+    };
+    // Packed results: one run.
+    let packed = (0..dims.len()).all(|d| strides[d] == dims[d + 1..].iter().product::<usize>());
+    if packed {
+        out[..plan.count * es].chunks_exact_mut(es).for_each(map);
+        return;
+    }
+    let mut idx = [0usize; crate::MAX_RANK];
+    let mut at = 0usize;
+    loop {
+        map(&mut out[at * es..at * es + es]);
+        let mut d = dims.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            at += strides[d];
+            if idx[d] < dims[d] {
+                break;
+            }
+            at -= strides[d] * dims[d];
+            idx[d] = 0;
+        }
+    }
 }

@@ -406,8 +406,9 @@ pub(crate) fn run(
     Ok(())
 }
 
-/// The `k` nearest rows of `b` for every row of `a`: per batch index and row, `(distance, index)`
-/// pairs ascending, ties by the lower index.
+/// The `k` nearest rows of `b` for every row of `a`: per batch index and row, `(value, index)`
+/// pairs in the plan's order (ascending counts, or descending ones when it flips), ties by the
+/// lower index; values are the op's results, in the low bits of the output type.
 pub(crate) fn knn(
     plan: &Plan,
     inputs: &[InputBuffer<'_>],
@@ -465,6 +466,10 @@ pub(crate) fn knn(
         for mut list in per_row {
             list.sort_unstable();
             list.truncate(k);
+            // Keys back to the op's values.
+            for e in &mut list {
+                e.0 = plan.knn_value(e.0);
+            }
             results.push(list);
         }
     }
@@ -496,6 +501,11 @@ fn select(
             let ni = (i1 - r0).min(MB);
             let t = task(plan, s, bt, (r0, ni), (jb, nj), packed);
             (pair.0)(&t, &mut PairOut::tile(&mut tile[..ni * nj], nj));
+            if plan.flip {
+                for v in &mut tile[..ni * nj] {
+                    *v = plan.knn_key(*v);
+                }
+            }
             for r in 0..ni {
                 let row = &tile[r * nj..(r + 1) * nj];
                 // Rows come in increasing index order: an equal distance never displaces. Once a

@@ -264,6 +264,7 @@ impl GpuExecutor {
             offset: launch.offset,
             arity,
             acc_bytes: acc_bytes(plan),
+            epilogue: plan.gpu_epilogue(),
         };
         let rp = plan::plan_reduction(&r, &self.limits)
             .map_err(|t| self.too_large(op, t.slot, &t.what, t.bytes))?;

@@ -198,6 +198,7 @@ impl GpuExecutor {
                 dist_bytes: out_es,
                 dist_offset: distances.offset + row * out_es,
                 idx_offset: indices.offset + row * 8,
+                epilogue: plan.gpu_epilogue(),
             });
             for d in (0..nb).rev() {
                 idx[d] += 1;

@@ -5,7 +5,7 @@ use super::broadcast::{aligned_strides, collapse};
 use super::desc::TensorDesc;
 use super::{broadcast_shape, check_broadcast, check_inputs};
 use crate::error::{Error, Result, ShapeText};
-use crate::op::{Call, OpInfo, Plan, ReduceOp};
+use crate::op::{Affine, Call, Epilogue, OpInfo, Plan, ReduceOp};
 use crate::{DataType, Dims, MAX_INPUTS, MAX_RANK};
 
 /// The plan of a call of a reduction or pairwise op, with `output` checked when the caller gives
@@ -34,7 +34,7 @@ pub(crate) fn plan(
                 .ok_or_else(|| overflow(&shape))?;
         }
     }
-    check_sum(op, reduce, dtype, out_dtype, reduced)?;
+    let sum = check_sum(op, reduce, dtype, out_dtype, reduced)?;
     // The output: the kept dimensions, and with keepdims a 1 for each reduced one.
     let mut out_shape = Dims::EMPTY;
     for d in 0..rank {
@@ -85,6 +85,7 @@ pub(crate) fn plan(
     plan.reduce = Some(reduce);
     plan.kept = ks.len();
     plan.reduced = reduced;
+    (plan.epilogue, plan.max_count) = sum;
     join(&mut plan, (&ks, &kos, &kins), (&rs, &rins), n);
     Ok(plan)
 }
@@ -175,33 +176,42 @@ fn resolve_axes(op: &OpInfo, call: &Call, rank: usize) -> Result<[bool; MAX_RANK
     Ok(mask)
 }
 
-/// A sum may not wrap: its worst case, `count` elements each with every bit set, must fit the
-/// output type. The error names the smallest of the op's output types that fits.
+/// The overflow rule of a sum of `count` elements into the plan's output type: every result the
+/// op's `compute` can give must fit (a count's worst case has every bit set). The error names the
+/// smallest of the op's output types that fits. Returns the epilogue (for an affine `compute`) and
+/// the most a count can reach.
 pub(crate) fn check_sum(
     op: &OpInfo,
     reduce: ReduceOp,
     dtype: DataType,
     out_dtype: DataType,
     count: usize,
-) -> Result<()> {
+) -> Result<(Option<Epilogue>, u64)> {
     if reduce != ReduceOp::Sum {
-        return Ok(());
+        return Ok((None, 0));
     }
     let bits = dtype.bits();
-    let reach = count as u128 * u128::from(bits);
-    let max = |t: DataType| -> u128 {
-        if t.is_signed() {
-            (t.max_bits_value() >> 1) as u128
-        } else {
-            t.max_bits_value() as u128
-        }
+    let valid = count as u128 * u128::from(bits);
+    let affine = op.affine().unwrap_or(Affine::COUNT);
+    let (lo, hi) = match u64::try_from(valid) {
+        Ok(v) => affine.range(count as u64, v),
+        Err(_) => (i128::MIN, i128::MAX),
     };
-    if reach <= max(out_dtype) {
-        return Ok(());
+    let fits = |t: DataType| {
+        let (min, max) = value_range(t);
+        min <= lo && hi <= max
+    };
+    if fits(out_dtype) {
+        let max_count = u64::try_from(valid).unwrap_or(u64::MAX);
+        let epilogue = op.affine().filter(|a| !a.is_count()).map(|a| Epilogue {
+            offset: a.offset(count as u64, max_count) as u64,
+            scale: a.scale as u64,
+        });
+        return Ok((epilogue, max_count));
     }
     let mut outs: Vec<DataType> = op.output_types().unwrap_or(&[]).to_vec();
-    outs.sort_by_key(|&t| max(t));
-    let fits = match outs.iter().find(|&&t| reach <= max(t)) {
+    outs.sort_by_key(|&t| value_range(t).1 - value_range(t).0);
+    let fits = match outs.iter().find(|&&t| fits(t)) {
         Some(t) => format!("the smallest output type that fits is {t}"),
         None => {
             let names: Vec<&str> = outs.iter().map(|t| t.name()).collect();
@@ -211,13 +221,34 @@ pub(crate) fn check_sum(
             )
         }
     };
-    Err(Error::SumOverflow {
+    if affine.is_count() {
+        return Err(Error::SumOverflow {
+            op: op.name(),
+            count,
+            bits,
+            output: out_dtype,
+            fits,
+        });
+    }
+    Err(Error::SumRange {
         op: op.name(),
+        compute: op.compute(),
         count,
         bits,
+        lo: lo.clamp(i64::MIN.into(), i64::MAX.into()) as i64,
+        hi: hi.clamp(i64::MIN.into(), i64::MAX.into()) as i64,
         output: out_dtype,
         fits,
     })
+}
+
+/// The smallest and largest value of an integer type.
+pub(crate) fn value_range(t: DataType) -> (i128, i128) {
+    let max = t.max_bits_value() as i128;
+    match t.is_signed() {
+        true => (-(max >> 1) - 1, max >> 1),
+        false => (0, max),
+    }
 }
 
 /// A pairwise call: `a [..., M, K]` and `b [..., N, K]` give `[..., M, N]`, the leading dimensions
@@ -233,7 +264,7 @@ fn pairwise(
     let dtype = check_inputs(op, call, inputs, out_dtype)?;
     let (a, b) = (inputs[0], inputs[1]);
     let (batch, m, n, k) = pairwise_shapes(op, call, a, b)?;
-    check_sum(op, reduce, dtype, out_dtype, k)?;
+    let sum = check_sum(op, reduce, dtype, out_dtype, k)?;
     let mut out_shape = batch;
     out_shape.push(m);
     out_shape.push(n);
@@ -256,6 +287,7 @@ fn pairwise(
     let bos = Dims::new(&os[..nb]).unwrap_or_default();
     let (bs, bos, bins) = collapse(&batch, &bos, &ins);
     let mut plan = pairwise_plan(dtype, out_dtype, reduce, out_shape, count);
+    (plan.epilogue, plan.max_count) = sum;
     plan.iter = bs;
     plan.out_strides = bos;
     plan.in_strides[0] = bins[0];
@@ -320,10 +352,11 @@ pub(crate) fn pairwise_packed(
         super::check_rank(op, super::OpTensor(op, i), 2)?;
     }
     pairwise_call(op, call)?;
-    check_sum(op, reduce, dtype, out_dtype, k)?;
+    let sum = check_sum(op, reduce, dtype, out_dtype, k)?;
     let count = m.checked_mul(n).ok_or_else(|| overflow(&[m, n]))?;
     let out_shape = Dims::new(&[m, n]).unwrap_or_default();
     let mut plan = pairwise_plan(dtype, out_dtype, reduce, out_shape, count);
+    (plan.epilogue, plan.max_count) = sum;
     push_pairwise_dims(&mut plan, [(m, n, k, 0), (n, 1, 0, k), (k, 0, 1, 1)]);
     Ok(plan)
 }
@@ -348,7 +381,10 @@ fn pairwise_call(op: &OpInfo, call: &Call) -> Result<()> {
 
 /// The checks of a knn call on top of its pairwise plan: the op is a pairwise sum, `k` is at most
 /// the rows of `b`, and `[..., M, k]` (returned) has a size.
-fn knn_shape(op: &OpInfo, plan: &Plan, k: usize) -> Result<Dims> {
+fn knn_shape(op: &OpInfo, call: &Call, plan: &mut Plan, k: usize) -> Result<Dims> {
+    // Largest first: the largest counts, unless the values fall as the count grows.
+    let falls = op.affine().is_some_and(|a| a.scale < 0);
+    plan.flip = call.largest_first(op) != falls;
     let nd = plan.out_shape.len();
     let rows = plan.out_shape[nd - 1];
     if k > rows {
@@ -385,8 +421,8 @@ pub(crate) fn knn_packed(
     out_dtype: DataType,
 ) -> Result<(Plan, Dims)> {
     check_knn_op(op)?;
-    let plan = pairwise_packed(op, call, rows, dtype, out_dtype)?;
-    let shape = knn_shape(op, &plan, k)?;
+    let mut plan = pairwise_packed(op, call, rows, dtype, out_dtype)?;
+    let shape = knn_shape(op, call, &mut plan, k)?;
     Ok((plan, shape))
 }
 
@@ -491,7 +527,7 @@ pub(crate) fn knn(
     out_dtype: DataType,
 ) -> Result<(Plan, Dims)> {
     check_knn_op(op)?;
-    let plan = plan(op, call, inputs, out_dtype, None)?;
-    let shape = knn_shape(op, &plan, k)?;
+    let mut plan = plan(op, call, inputs, out_dtype, None)?;
+    let shape = knn_shape(op, call, &mut plan, k)?;
     Ok((plan, shape))
 }

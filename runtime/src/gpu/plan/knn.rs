@@ -5,7 +5,7 @@ use super::super::split::{self, Limits, Window, groups, word};
 use super::TooLarge;
 use crate::MAX_RANK;
 use tensorbits_core::wgsl::{
-    Header, KNN_DISTANCE_STEPS, KNN_LOCAL, KNN_LOCAL_ROWS, KNN_TILE, Layout, MODE_FINAL,
+    Epilogue, Header, KNN_DISTANCE_STEPS, KNN_LOCAL, KNN_LOCAL_ROWS, KNN_TILE, Layout, MODE_FINAL,
     MODE_PARTIAL, OUTPUT_SLOT, SLOTS, WORKGROUP_SIZE, params_bytes,
 };
 
@@ -27,6 +27,8 @@ pub struct KnnShape {
     pub dist_bytes: u64,
     pub dist_offset: u64,
     pub idx_offset: u64,
+    /// What the last merge writes for a count, and the order the lists rank counts in.
+    pub epilogue: Epilogue,
 }
 
 /// The slots of knn's bindings beyond the inputs: the indices, and the scratch lists.
@@ -318,6 +320,7 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
                 mode: if merged { MODE_PARTIAL } else { MODE_FINAL },
                 slot_stride: w(c.keep),
                 extra: w(first),
+                epilogue: s.epilogue,
             };
             let sizes = [
                 w(qn),
@@ -379,6 +382,7 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
                     mode: if last { MODE_FINAL } else { MODE_PARTIAL },
                     slot_stride: 0,
                     extra: w(u0),
+                    epilogue: s.epilogue,
                 };
                 dispatches.push(KnnDispatch {
                     layout: Layout::KnnMerge,

@@ -15,8 +15,9 @@
 use super::split::{Limits, Window, groups, window, word};
 use crate::MAX_RANK;
 use tensorbits_core::wgsl::{
-    Header, Layout, MODE_FINAL, MODE_PARTIAL, OUTPUT_SLOT, PAIR_CHUNK, PAIR_TILE, PAIR_WORDS_CHUNK,
-    PAIR_WORDS_ROWS, REDUCE_CHUNK, REDUCE_STEPS, SLOTS, WORKGROUP_SIZE, params_bytes,
+    Epilogue, Header, Layout, MODE_FINAL, MODE_PARTIAL, OUTPUT_SLOT, PAIR_CHUNK, PAIR_TILE,
+    PAIR_WORDS_CHUNK, PAIR_WORDS_ROWS, REDUCE_CHUNK, REDUCE_STEPS, SLOTS, WORKGROUP_SIZE,
+    params_bytes,
 };
 
 /// Reduced elements of one piece at most, so that a chunk's end never passes 2^32 in the shader.
@@ -49,6 +50,8 @@ pub struct Reduction {
     pub arity: usize,
     /// Bytes of one accumulator (partial result).
     pub acc_bytes: u64,
+    /// What the last pass writes for a count.
+    pub epilogue: Epilogue,
 }
 
 /// Which buffer a pass reads or writes: the call's own tensors, or scratch buffer 0 or 1.
@@ -370,6 +373,7 @@ fn split_kept(
             },
             slot_stride: u32::from(mode.is_some()),
             extra: 0,
+            epilogue: l.epilogue,
         };
         out.push(Dispatch {
             params: params_bytes(&header, &sizes, &base, &strides),

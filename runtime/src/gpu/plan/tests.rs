@@ -30,9 +30,15 @@ fn decode(params: &[u8]) -> (Header, Vec<u64>) {
         mode: at(5),
         slot_stride: at(6),
         extra: at(7),
+        epilogue: Epilogue {
+            offset: u64::from(at(8)) | u64::from(at(9)) << 32,
+            scale: u64::from(at(10)) | u64::from(at(11)) << 32,
+            flip: (at(12) != 0).then(|| at(13)),
+        },
     };
     let rank = at(1) as usize;
-    let sizes = (0..rank).map(|d| u64::from(at(8 + d))).collect();
+    // The sizes follow the header's two vec4s of the epilogue.
+    let sizes = (0..rank).map(|d| u64::from(at(16 + d))).collect();
     (h, sizes)
 }
 
@@ -69,6 +75,7 @@ fn reduction(layout: Layout, dims: &[u64], kept: usize, es: u64, arity: usize) -
         offset: [0; SLOTS],
         arity,
         acc_bytes: 8,
+        epilogue: Epilogue::IDENTITY,
     }
 }
 
@@ -230,6 +237,7 @@ fn knn_shape(m: u64, n: u64, kdim: u64, k: u64) -> KnnShape {
         dist_bytes: 4,
         dist_offset: 0,
         idx_offset: 0,
+        epilogue: Epilogue::IDENTITY,
     }
 }
 

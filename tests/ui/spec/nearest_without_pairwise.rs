@@ -1,0 +1,14 @@
+use tensorbits::bitwise_op;
+
+#[bitwise_op(
+    inputs = [a, b],
+    compute = (a ^ b).count_ones(),
+    reduce = sum,
+    broadcast = [numpy],
+    nearest = largest,
+    support(EXT = [u8]),
+    output = [u32],
+)]
+pub struct Op;
+
+fn main() {}
