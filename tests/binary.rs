@@ -360,3 +360,165 @@ fn metadata_of_affine_ops() {
     assert!(Call::default().largest_first(info));
     assert!(!Call::default().largest(false).largest_first(info));
 }
+
+/// A count that is not bit-local: valid bits cannot separate its padding.
+#[bitwise_op(
+    name = "SHIFTED_OVERLAP",
+    inputs = [a, b],
+    compute = (a & (b << 1)).count_ones(),
+    reduce = sum,
+    pairwise,
+    support(EXT = [u8]),
+    output = [u32],
+)]
+pub struct ShiftedOverlap;
+
+/// Codes of `rows` rows of `row_bytes` bytes whose padding after the first `bits` bits (in `order`)
+/// is random: what "whatever it holds" means.
+fn padded(rng: &mut Rng, rows: usize, row_bytes: usize) -> Vec<u8> {
+    (0..rows * row_bytes).map(|_| rng.next() as u8).collect()
+}
+
+/// Valid bits in both bit orders, odd counts and whole elements, every code width, padding that
+/// holds anything: pairwise (BINARY_DOT, HAMMING_CDIST, an XNOR count), knn in both orders and a
+/// non-pairwise sum over the last axis with a broadcast batch, on every target, against the
+/// first `bits` bits of each row's bytes.
+#[test]
+fn valid_bits_count_only_the_first_bits_of_each_row() {
+    let mut rng = Rng(14);
+    for target in targets() {
+        for order in [BitOrder::Big, BitOrder::Little] {
+            for &(m, n, row_bytes, bits) in &[
+                (3, 5, 1, 5),
+                (4, 9, 2, 9),
+                (5, 70, 3, 17),
+                (2, 40, 8, 63),
+                (6, 33, 16, 100),
+                (3, 12, 16, 128),
+                (2, 8, 8, 0),
+                (7, 300, 12, 91),
+            ] {
+                let (ab, bb) = (
+                    padded(&mut rng, m, row_bytes),
+                    padded(&mut rng, n, row_bytes),
+                );
+                let what = format!(
+                    "{} {order:?} {m}x{n}, {row_bytes} bytes, {bits} bits",
+                    target.describe()
+                );
+                let opts = Options::new().bits(bits).bitorder(order);
+                let diff = pair_reference(&ab, &bb, row_bytes, bits, order, |x, y| x != y);
+                macro_rules! typed {
+                    ($t:ty) => {{
+                        let es = std::mem::size_of::<$t>();
+                        if row_bytes % es == 0 {
+                            let k = row_bytes / es;
+                            let a =
+                                Tensor::<$t>::from_vec(bytemuck::pod_collect_to_vec(&ab), &[m, k])
+                                    .unwrap();
+                            let b =
+                                Tensor::<$t>::from_vec(bytemuck::pod_collect_to_vec(&bb), &[n, k])
+                                    .unwrap();
+                            let dot = ops::BinaryDot::run_on(&target, &opts, &a, &b).unwrap();
+                            let want: Vec<i32> =
+                                diff.iter().map(|&d| bits as i32 - 2 * d as i32).collect();
+                            assert_eq!(
+                                dot.data(),
+                                &want[..],
+                                "BINARY_DOT {} {what}",
+                                stringify!($t)
+                            );
+                            let ham = ops::HammingCdist::run_on(&target, &opts, &a, &b).unwrap();
+                            let want: Vec<u32> = diff.iter().map(|&d| d as u32).collect();
+                            assert_eq!(
+                                ham.data(),
+                                &want[..],
+                                "HAMMING_CDIST {} {what}",
+                                stringify!($t)
+                            );
+                            let kk = n.min(4);
+                            for largest in [false, true] {
+                                let o = opts.largest(largest);
+                                let (d, i) =
+                                    ops::HammingCdist::knn_on(&target, &o, &a, &b, kk).unwrap();
+                                let want = knn_reference(&diff, n, kk, largest).concat();
+                                let got: Vec<(i64, i64)> = d
+                                    .data()
+                                    .iter()
+                                    .zip(i.data())
+                                    .map(|(&d, &i)| (d as i64, i))
+                                    .collect();
+                                assert_eq!(
+                                    got,
+                                    want,
+                                    "knn largest={largest} {} {what}",
+                                    stringify!($t)
+                                );
+                            }
+                        }
+                    }};
+                }
+                typed!(u8);
+                typed!(u16);
+                typed!(u32);
+                typed!(u64);
+                // An XNOR count: zeroed padding would count as agreement without the correction.
+                let a = Tensor::<u8>::from_vec(ab.clone(), &[m, row_bytes]).unwrap();
+                let b = Tensor::<u8>::from_vec(bb.clone(), &[n, row_bytes]).unwrap();
+                let got =
+                    ShiftedAgreements::run_on(&target, &opts.output::<i64>(), &a, &b).unwrap();
+                let k_valid = bits.div_ceil(8) as i64;
+                let want: Vec<i64> = diff
+                    .iter()
+                    .map(|&d| 3 * (bits as i64 - d) + 5 * k_valid)
+                    .collect();
+                assert_eq!(got.data(), &want[..], "SHIFTED_AGREEMENTS {what}");
+                // Over the last axis, `x [2, m, K]` against `w [m, K]` broadcast over the batch.
+                let x2: Vec<u8> = [ab.clone(), padded(&mut rng, m, row_bytes)].concat();
+                let x = Tensor::<u8>::from_vec(x2.clone(), &[2, m, row_bytes]).unwrap();
+                let w = Tensor::<u8>::from_vec(ab.clone(), &[m, row_bytes]).unwrap();
+                let got = ops::HammingDistance::run_on(&target, &opts, &x, &w).unwrap();
+                for r in 0..2 * m {
+                    let (xr, wr) = (
+                        &x2[r * row_bytes..][..row_bytes],
+                        &ab[(r % m) * row_bytes..][..row_bytes],
+                    );
+                    let d = (0..bits)
+                        .filter(|&t| bit(xr, t, order) != bit(wr, t, order))
+                        .count();
+                    assert_eq!(got.data()[r] as usize, d, "HAMMING_DISTANCE row {r} {what}");
+                }
+            }
+        }
+    }
+}
+
+/// Valid bits a call cannot have are errors that say why, before anything runs.
+#[test]
+fn valid_bits_errors() {
+    let a = Tensor::<u16>::from_vec(vec![0; 6], &[2, 3]).unwrap();
+    let past = ops::HammingCdist::run_with(&Options::new().bits(49), &a, &a).unwrap_err();
+    assert!(
+        past.to_string().contains("more than the 48 bits of a row"),
+        "{past}"
+    );
+    ops::HammingCdist::run_with(&Options::new().bits(48), &a, &a).unwrap();
+    let x = Tensor::<u8>::from_vec(vec![0; 6], &[2, 3]).unwrap();
+    let e = ops::BitXorReduce::run_with(&Options::new().bits(3), &x).unwrap_err();
+    assert!(matches!(e, Error::ValidBits { .. }), "{e}");
+    let e = ops::HammingDistance::run_with(&Options::new().axes([0]).bits(3), &x, &x).unwrap_err();
+    assert!(e.to_string().contains("reduce the last axis alone"), "{e}");
+    let e = ops::BitXor::run_with(&Options::new().bits(3), &x, &x).unwrap_err();
+    assert!(matches!(e, Error::NotAReduction { .. }), "{e}");
+    let e = ShiftedOverlap::run_with(&Options::new().bits(3), &x, &x).unwrap_err();
+    assert!(e.to_string().contains("shifts"), "{e}");
+    // Whole elements need no zeroing and work for any count.
+    ShiftedOverlap::run_with(&Options::new().bits(16), &x, &x).unwrap();
+    // A row that repeats one element cannot hold padding apart from valid bits.
+    let one = Tensor::<u8>::from_vec(vec![0xff; 2], &[2, 1]).unwrap();
+    let e = ops::HammingDistance::run_with(&Options::new().bits(20), &x, &one).unwrap_err();
+    assert!(
+        matches!(e, Error::ValidBits { .. }) && e.to_string().contains("BTensor"),
+        "{e}"
+    );
+}

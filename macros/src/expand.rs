@@ -284,6 +284,14 @@ fn parts(
         None => quote!(::core::option::Option::None),
     };
     let nearest = format_ident!("{}", format!("{:?}", m.nearest));
+    // A sum whose count is bit-local can ignore padding bits: zeroed, each adds a known amount.
+    let zeros = [8, 16, 32, 64].map(|w| m.compute.zero_bits(w));
+    let zeros = match (m.reduce, zeros) {
+        (Some(ReduceOp::Sum), [Some(a), Some(b), Some(c), Some(d)]) => {
+            quote!(::core::option::Option::Some([#a, #b, #c, #d]))
+        }
+        _ => quote!(::core::option::Option::None),
+    };
     quote! {
         ::tensorbits::__private::OpParts {
             name: #name,
@@ -302,6 +310,7 @@ fn parts(
             pairwise: #pairwise,
             affine: #affine,
             nearest: ::tensorbits::Nearest::#nearest,
+            zeros: #zeros,
             cpu: #cpu,
             pair: #pair,
             gpu: __TENSORBITS_GPU_KERNELS,

@@ -486,6 +486,28 @@ impl Expr {
 }
 
 impl Expr {
+    /// For a count whose expression is bit-local (each bit of the result depends only on the same
+    /// bit of the inputs: no shifts): the bits of that expression at all-zero inputs, `width` bits
+    /// wide. What each bit of zeroed padding adds to the count; `None` with shifts.
+    pub fn zero_bits(&self, width: u32) -> Option<u64> {
+        let mask = u64::MAX >> (64 - width);
+        match self {
+            Expr::CountOnes(e) => e.zero_bits(width),
+            Expr::Input(_) => Some(0),
+            Expr::Lit(v, _) => Some(v & mask),
+            Expr::Not(e) => Some(!e.zero_bits(width)? & mask),
+            Expr::Bin(op, l, r) => {
+                let (l, r) = (l.zero_bits(width)?, r.zero_bits(width)?);
+                match op {
+                    BinOp::And => Some(l & r),
+                    BinOp::Or => Some(l | r),
+                    BinOp::Xor => Some(l ^ r),
+                    _ => None,
+                }
+            }
+        }
+    }
+
     /// Whether the expression is the same at every width: only `&`, `|`, `^`, `!` on inputs, no
     /// literals, shifts or counts. Such ops can run on whole words.
     pub fn is_width_agnostic(&self) -> bool {

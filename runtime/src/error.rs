@@ -377,6 +377,16 @@ pub enum Error {
         /// Which output type would fit, in words.
         fits: String,
     },
+    /// Valid bits (`bits`) a call cannot have.
+    #[error("{op}: bits = {bits}: {reason}")]
+    ValidBits {
+        /// Op name.
+        op: &'static str,
+        /// The valid bits asked for.
+        bits: usize,
+        /// What is wrong, in words.
+        reason: String,
+    },
     /// Reduction options given to an op they do not apply to.
     #[error("{op} {what}")]
     NotAReduction {

@@ -231,6 +231,9 @@ pub struct OpParts {
     pub pairwise: bool,
     pub affine: Option<Affine>,
     pub nearest: Nearest,
+    /// For a sum whose count is bit-local (no shifts): the bits of its expression at all-zero
+    /// inputs at widths 8, 16, 32 and 64, what each zeroed padding bit adds to a count.
+    pub zeros: Option<[u64; 4]>,
     pub cpu: &'static [CpuKernel],
     pub pair: &'static [PairKernel],
     pub gpu: &'static [GpuKernel],
@@ -363,6 +366,13 @@ impl OpInfo {
     /// Which values knn returns first when a call does not say.
     pub fn nearest(&self) -> Nearest {
         self.parts.nearest
+    }
+
+    /// For a sum whose count is bit-local, and so can ignore padding bits: the bits of its
+    /// expression at all-zero inputs of `dtype`'s width.
+    pub(crate) fn zero_bits(&self, dtype: DataType) -> Option<u64> {
+        let z = self.parts.zeros?;
+        Some(z[dtype.size().trailing_zeros() as usize])
     }
 
     /// The pair kernel for this input type.
@@ -630,6 +640,17 @@ pub struct Plan {
     /// For knn: the largest counts come first (the largest values, or the smallest of an affine
     /// `compute` that decreases with its count).
     pub(crate) flip: bool,
+    /// For a call with valid bits whose last element holds padding: the bits to zero in it.
+    pub(crate) pad: Option<Pad>,
+}
+
+/// The padding of a sum's rows under valid bits: the last element of each row (the reduced
+/// dimension's index `last`) keeps only the bits outside `mask` (in the element's value, read
+/// little-endian). Its count then grows by a known amount, which the epilogue takes off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Pad {
+    pub(crate) last: usize,
+    pub(crate) mask: u64,
 }
 
 /// What a sum's counts become when `compute` is affine: `offset + scale * count`, in wrapping 64-bit
@@ -653,6 +674,7 @@ impl Plan {
     }
 
     /// What the GPU's last pass writes for a count, and how knn's lists rank counts.
+    #[cfg(feature = "gpu")]
     pub(crate) fn gpu_epilogue(&self) -> tensorbits_core::wgsl::Epilogue {
         let e = self.epilogue.unwrap_or(Epilogue {
             offset: 0,
@@ -697,6 +719,7 @@ impl Plan {
         epilogue: None,
         max_count: 0,
         flip: false,
+        pad: None,
     };
 
     /// The input data type.
@@ -759,6 +782,7 @@ pub static FALLBACK_INFO: OpInfo = OpInfo::from_parts(OpParts {
     pairwise: false,
     affine: None,
     nearest: Nearest::Smallest,
+    zeros: None,
     cpu: &[],
     pair: &[],
     gpu: &[],

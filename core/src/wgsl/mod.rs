@@ -17,17 +17,20 @@
 //! - `elementwise`: the element-wise layouts, and the read and write helpers;
 //! - `reduce`: reductions and the merge of partial results;
 //! - `pairwise`: pairwise ops;
-//! - `knn`: knn's tiles and the merges of their lists.
+//! - `knn`: knn's tiles and the merges of their lists;
+//! - `pad`: the zeroing of padding bits under valid bits.
 
 mod class;
 mod elementwise;
 mod knn;
+mod pad;
 mod pairwise;
 mod params;
 mod reduce;
 
 pub use class::WordClass;
 pub use elementwise::{KernelKind, shader};
+pub use pad::pad_shader;
 pub use params::{
     Epilogue, Header, MODE_FINAL, MODE_PARTIAL, OUTPUT_SLOT, PARAMS_BYTES, SLOTS, WORKGROUP_SIZE,
     params_bytes, params_wgsl, walk_wgsl,

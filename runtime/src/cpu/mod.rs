@@ -206,6 +206,9 @@ pub(crate) fn execute(
     out: &mut [u8],
     k: &Kernels<'_>,
 ) -> crate::Result<()> {
+    let copies = zeroed_padding(plan, inputs);
+    let zeroed = copies.as_ref().map(|c| with_copies(inputs, c));
+    let inputs = zeroed.as_deref().unwrap_or(inputs);
     match (plan.reduce, k.pair) {
         (None, _) => walk::run(plan, inputs, out, k.map),
         (Some(_), Some(p)) if plan.pairwise => pair::run(plan, inputs, out, p)?,
@@ -215,6 +218,93 @@ pub(crate) fn execute(
         epilogue(plan, out, e);
     }
     Ok(())
+}
+
+/// For a plan with valid bits whose last element of each row holds padding: copies of the inputs
+/// with that padding zeroed, when some of it is not zero already (`np.packbits` pads with zeros,
+/// so codes it made are used as they are). `None` when the inputs serve as they are; see
+/// [`with_copies`].
+pub(crate) fn zeroed_padding(
+    plan: &crate::Plan,
+    inputs: &[crate::InputBuffer<'_>],
+) -> Option<Vec<Option<Vec<u8>>>> {
+    let pad = plan.pad?;
+    let es = plan.in_dtype.size();
+    let nd = plan.iter.len();
+    let kept = plan.kept;
+    // The byte offset of each row's last element in input `i`: the kept dimensions the input
+    // moves along (others repeat its rows), then the padded element along the reduced one.
+    let rows = |i: usize, f: &mut dyn FnMut(usize)| {
+        let st = &plan.in_strides[i];
+        let dims: Vec<(usize, usize)> = (0..kept)
+            .filter(|&d| st[d] != 0 && plan.iter[d] > 1)
+            .map(|d| (plan.iter[d], st[d]))
+            .collect();
+        if dims.iter().any(|&(n, _)| n == 0) || plan.iter[..nd].contains(&0) {
+            return;
+        }
+        let base = if nd > kept { pad.last * st[nd - 1] } else { 0 };
+        let mut idx = vec![0usize; dims.len()];
+        let mut at = base;
+        loop {
+            f(at * es);
+            let mut d = dims.len();
+            loop {
+                if d == 0 {
+                    return;
+                }
+                d -= 1;
+                idx[d] += 1;
+                at += dims[d].1;
+                if idx[d] < dims[d].0 {
+                    break;
+                }
+                at -= dims[d].1 * dims[d].0;
+                idx[d] = 0;
+            }
+        }
+    };
+    let mask = pad.mask.to_le_bytes();
+    let mut any = false;
+    for (i, input) in inputs.iter().enumerate() {
+        if let crate::InputBuffer::Bytes(b) = input {
+            rows(i, &mut |at| {
+                any |= b[at..at + es].iter().zip(mask).any(|(x, m)| x & m != 0);
+            });
+        }
+    }
+    if !any {
+        return None;
+    }
+    let copies = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| match input {
+            crate::InputBuffer::Bytes(b) => {
+                let mut c = b.to_vec();
+                rows(i, &mut |at| {
+                    for (x, m) in c[at..at + es].iter_mut().zip(mask) {
+                        *x &= !m;
+                    }
+                });
+                Some(c)
+            }
+            crate::InputBuffer::Output => None,
+        })
+        .collect();
+    Some(copies)
+}
+
+/// The inputs with the copies [`zeroed_padding`] made in place of the originals.
+pub(crate) fn with_copies<'a>(
+    inputs: &[crate::InputBuffer<'a>],
+    copies: &'a [Option<Vec<u8>>],
+) -> Vec<crate::InputBuffer<'a>> {
+    inputs
+        .iter()
+        .zip(copies)
+        .map(|(i, c)| c.as_deref().map_or(*i, crate::InputBuffer::Bytes))
+        .collect()
 }
 
 /// Maps every result of a sum, written as a count, through an affine `compute`'s epilogue, in

@@ -415,6 +415,9 @@ pub(crate) fn knn(
     k: usize,
     pair: PairRef<'_>,
 ) -> Result<Vec<Vec<(u64, u64)>>> {
+    let copies = super::zeroed_padding(plan, inputs);
+    let zeroed = copies.as_ref().map(|c| super::with_copies(inputs, c));
+    let inputs = zeroed.as_deref().unwrap_or(inputs);
     let s = shape(plan);
     let mut results = Vec::new();
     let threads = crate::pool::num_threads();

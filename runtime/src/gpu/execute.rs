@@ -7,12 +7,16 @@ use super::{
     GpuExecutor, GpuInput, GpuRegion, Source, check_region, gpu_error, plan, reduce_layout,
     words_plan,
 };
+use crate::MAX_RANK;
 use crate::error::{Error, Result};
 use crate::op::{Call, GpuKernel, OpInfo, Plan};
 use crate::validate::buffer::{Overlap, check_in_place, classify};
 use crate::validate::{self, OpTensor, desc::TensorDesc};
 use crate::{DataType, ReduceOp};
-use tensorbits_core::wgsl::{Layout, MAX_LOOP_ITERATIONS, OUTPUT_SLOT, SLOTS};
+use tensorbits_core::wgsl::{
+    Epilogue, Header, Layout, MAX_LOOP_ITERATIONS, OUTPUT_SLOT, SLOTS, WORKGROUP_SIZE, pad_shader,
+    params_bytes,
+};
 
 /// The kernel of `op` for `input` -> `output` in `layout`, or the error saying it has none.
 pub(crate) fn kernel(
@@ -87,6 +91,9 @@ impl GpuExecutor {
                             // A buffer may not be bound for reading and writing in one dispatch.
                             sources.push(Source::Copy(*r));
                         }
+                    } else if plan.pad.is_some() {
+                        // Its padding is zeroed in a copy.
+                        sources.push(Source::Copy(*r));
                     } else {
                         sources.push(Source::Bound(*r));
                     }
@@ -151,6 +158,9 @@ impl GpuExecutor {
                 Source::Copy(r) => self.copy_region(r, enc)?,
             });
         }
+        for (k, (b, o)) in owned.iter().enumerate() {
+            self.zero_padding(op, plan, k, (b, *o), enc)?;
+        }
         let bufs: Vec<(&wgpu::Buffer, u64)> = owned.iter().map(|(b, o)| (b, *o)).collect();
         if plan.reduce.is_some() {
             return self.encode_reduction(op, plan, &bufs, output, enc);
@@ -197,6 +207,81 @@ impl GpuExecutor {
             }
         }
         Ok(())
+    }
+
+    /// Zeroes, in the scratch copy of input `input` (element 0 at byte `offset` of `buffer`), the
+    /// padding bits of the last element of each of its rows, for a plan with valid bits whose
+    /// last element holds padding. Recorded before the op's passes, which then count zeros there.
+    pub(crate) fn zero_padding(
+        &self,
+        op: &OpInfo,
+        plan: &Plan,
+        input: usize,
+        (buffer, offset): (&wgpu::Buffer, u64),
+        enc: &mut wgpu::CommandEncoder,
+    ) -> Result<()> {
+        let Some(pad) = plan.pad else {
+            return Ok(());
+        };
+        if plan.iter.contains(&0) {
+            return Ok(());
+        }
+        let (nd, kept) = (plan.iter.len(), plan.kept);
+        let st = &plan.in_strides[input];
+        // The dimensions the input's rows span: others repeat them.
+        let dims: Vec<(usize, usize)> = (0..kept)
+            .filter(|&d| st[d] != 0 && plan.iter[d] > 1)
+            .map(|d| (plan.iter[d], st[d]))
+            .collect();
+        let rows: u64 = dims.iter().map(|&(n, _)| n as u64).product();
+        if buffer.size() > self.limits.max_binding {
+            return Err(self.too_large(
+                op,
+                Some(input),
+                "zeroing the padding bits of valid bits in a copy",
+                Some(buffer.size()),
+            ));
+        }
+        let w = split::word;
+        let header = Header {
+            count: w(rows),
+            elements: plan.in_dtype.size() as u32,
+            extra: w(offset),
+            epilogue: Epilogue {
+                offset: pad.mask,
+                scale: 0,
+                flip: None,
+            },
+            ..Header::default()
+        };
+        let sizes: Vec<u32> = dims.iter().map(|&(n, _)| w(n as u64)).collect();
+        let mut base = [0u32; SLOTS];
+        base[0] = w(if nd > kept {
+            (pad.last * st[nd - 1]) as u64
+        } else {
+            0
+        });
+        let mut strides = [[0u32; MAX_RANK]; SLOTS];
+        for (d, &(_, s)) in dims.iter().enumerate() {
+            strides[0][d] = w(s as u64);
+        }
+        let params = params_bytes(&header, &sizes, &base, &strides);
+        static PAD: std::sync::OnceLock<GpuKernel> = std::sync::OnceLock::new();
+        let kernel = PAD.get_or_init(|| GpuKernel {
+            input: plan.in_dtype,
+            output: plan.in_dtype,
+            layout: Layout::Strided,
+            source: String::leak(pad_shader()),
+        });
+        let pipeline = self.pipeline(op, kernel, 0)?;
+        let groups = split::groups(rows, u64::from(WORKGROUP_SIZE), &self.limits);
+        self.dispatch(
+            &pipeline,
+            &params,
+            &[(buffer, Self::whole(buffer))],
+            groups,
+            enc,
+        )
     }
 
     /// The error for work that cannot fit the device's bindings: which tensor (slot) of `op` needs

@@ -73,7 +73,8 @@ impl GpuExecutor {
                     copy = true;
                 }
             }
-            sources.push(if copy {
+            // A copy when it shares a buffer with an output, or its padding is to be zeroed.
+            sources.push(if copy || plan.pad.is_some() {
                 Source::Copy(**r)
             } else {
                 Source::Bound(**r)
@@ -128,6 +129,9 @@ impl GpuExecutor {
                     Source::Copy(r) => self.copy_region(r, enc)?,
                     Source::Alias => unreachable!("knn allows no alias"),
                 });
+            }
+            for (i, (b, o)) in owned.iter().enumerate() {
+                self.zero_padding(op, &plan, i, (b, *o), enc)?;
             }
             fn pick<'a>(
                 w: Option<Window>,

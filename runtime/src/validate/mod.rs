@@ -253,6 +253,12 @@ fn check_not_reducing(op: &OpInfo, call: &Call) -> Result<()> {
             what: "is element-wise: axes and keepdims apply only to reductions",
         });
     }
+    if call.bits.is_some() {
+        return Err(Error::NotAReduction {
+            op: op.name(),
+            what: "is element-wise: valid bits (bits) apply only to sums over the last axis",
+        });
+    }
     Ok(())
 }
 

@@ -5,7 +5,7 @@ use super::broadcast::{aligned_strides, collapse};
 use super::desc::TensorDesc;
 use super::{broadcast_shape, check_broadcast, check_inputs};
 use crate::error::{Error, Result, ShapeText};
-use crate::op::{Affine, Call, Epilogue, OpInfo, Plan, ReduceOp};
+use crate::op::{Affine, Call, Epilogue, OpInfo, Pad, Plan, ReduceOp};
 use crate::{DataType, Dims, MAX_INPUTS, MAX_RANK};
 
 /// The plan of a call of a reduction or pairwise op, with `output` checked when the caller gives
@@ -34,7 +34,14 @@ pub(crate) fn plan(
                 .ok_or_else(|| overflow(&shape))?;
         }
     }
-    let sum = check_sum(op, reduce, dtype, out_dtype, reduced)?;
+    if call.bits.is_some() && (0..rank).any(|d| reduced_dims[d] != (d + 1 == rank)) {
+        return Err(Error::ValidBits {
+            op: op.name(),
+            bits: call.bits.unwrap_or(0),
+            reason: "valid bits are the first bits of each row of the last axis: reduce the last axis alone (axes = [-1])".to_owned(),
+        });
+    }
+    let sum = check_sum(op, call, reduce, dtype, out_dtype, reduced)?;
     // The output: the kept dimensions, and with keepdims a 1 for each reduced one.
     let mut out_shape = Dims::EMPTY;
     for d in 0..rank {
@@ -85,8 +92,8 @@ pub(crate) fn plan(
     plan.reduce = Some(reduce);
     plan.kept = ks.len();
     plan.reduced = reduced;
-    (plan.epilogue, plan.max_count) = sum;
     join(&mut plan, (&ks, &kos, &kins), (&rs, &rins), n);
+    sum.apply(op, call, n, &mut plan)?;
     Ok(plan)
 }
 
@@ -182,16 +189,34 @@ fn resolve_axes(op: &OpInfo, call: &Call, rank: usize) -> Result<[bool; MAX_RANK
 /// the most a count can reach.
 pub(crate) fn check_sum(
     op: &OpInfo,
+    call: &Call,
     reduce: ReduceOp,
     dtype: DataType,
     out_dtype: DataType,
     count: usize,
-) -> Result<(Option<Epilogue>, u64)> {
+) -> Result<Sum> {
     if reduce != ReduceOp::Sum {
-        return Ok((None, 0));
+        if let Some(bits) = call.bits {
+            return Err(Error::ValidBits {
+                op: op.name(),
+                bits,
+                reason: format!(
+                    "valid bits apply to sums of bit counts (`reduce = sum`); {} reduces with {reduce}",
+                    op.name()
+                ),
+            });
+        }
+        return Ok(Sum::default());
     }
     let bits = dtype.bits();
-    let valid = count as u128 * u128::from(bits);
+    let whole = count as u128 * u128::from(bits);
+    let valid_bits = valid_bits(op, call, dtype, count)?;
+    // With valid bits, the sum runs over the elements that hold them; its count also holds what
+    // the zeroed padding of the last one adds, which the epilogue takes off.
+    let (count, valid, extra) = match valid_bits {
+        Some((elements, _, extra)) => (elements, call.bits.unwrap_or(0) as u128, extra),
+        None => (count, whole, 0),
+    };
     let affine = op.affine().unwrap_or(Affine::COUNT);
     let (lo, hi) = match u64::try_from(valid) {
         Ok(v) => affine.range(count as u64, v),
@@ -202,12 +227,18 @@ pub(crate) fn check_sum(
         min <= lo && hi <= max
     };
     if fits(out_dtype) {
-        let max_count = u64::try_from(valid).unwrap_or(u64::MAX);
-        let epilogue = op.affine().filter(|a| !a.is_count()).map(|a| Epilogue {
-            offset: a.offset(count as u64, max_count) as u64,
-            scale: a.scale as u64,
+        let max_count = count as u64 * u64::from(bits);
+        let offset = affine.offset(count as u64, valid as u64)
+            - i128::from(affine.scale) * i128::from(extra);
+        let epilogue = (offset != 0 || affine.scale != 1).then_some(Epilogue {
+            offset: offset as u64,
+            scale: affine.scale as u64,
         });
-        return Ok((epilogue, max_count));
+        return Ok(Sum {
+            epilogue,
+            max_count,
+            valid: valid_bits.map(|(elements, pad, _)| (elements, pad)),
+        });
     }
     let mut outs: Vec<DataType> = op.output_types().unwrap_or(&[]).to_vec();
     outs.sort_by_key(|&t| value_range(t).1 - value_range(t).0);
@@ -242,6 +273,103 @@ pub(crate) fn check_sum(
     })
 }
 
+/// What [`check_sum`] gives a plan: the epilogue, the most a count can reach (the bits of the
+/// elements summed), and with valid bits the elements that hold them and the padding to zero.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Sum {
+    epilogue: Option<Epilogue>,
+    max_count: u64,
+    valid: Option<(usize, Option<Pad>)>,
+}
+
+impl Sum {
+    /// Sets the plan's sum fields; with valid bits, the reduced dimension (the last of the
+    /// iteration space, when the plan kept it) shrinks to the elements that hold them. Padding to
+    /// zero needs whole rows: an input that broadcasts its last dimension repeats one element, whose
+    /// padding is also its valid bits.
+    fn apply(self, op: &OpInfo, call: &Call, arity: usize, plan: &mut Plan) -> Result<()> {
+        plan.epilogue = self.epilogue;
+        plan.max_count = self.max_count;
+        let Some((elements, pad)) = self.valid else {
+            return Ok(());
+        };
+        if plan.iter.len() > plan.kept {
+            let last = plan.iter.len() - 1;
+            if pad.is_some()
+                && let Some(i) =
+                    (0..arity).find(|&i| plan.in_strides[i][last] == 0 && plan.iter[last] > 1)
+            {
+                return Err(Error::ValidBits {
+                    op: op.name(),
+                    bits: call.bits.unwrap_or(0),
+                    reason: format!(
+                        "{} repeats one element along its last dimension (a stride or a size of 0 or 1 there), whose padding bits would be valid bits elsewhere in the row; give it whole rows",
+                        op.tensor_name(i)
+                    ),
+                });
+            }
+            plan.iter[last] = elements;
+        }
+        plan.reduced = elements;
+        plan.pad = pad;
+        Ok(())
+    }
+}
+
+/// The call's valid bits, for a sum of `count` elements of `dtype` per result (the row): the
+/// elements that hold them, the padding of the last one to zero (if it holds some), and what that
+/// zeroed padding adds to each count.
+fn valid_bits(
+    op: &OpInfo,
+    call: &Call,
+    dtype: DataType,
+    count: usize,
+) -> Result<Option<(usize, Option<Pad>, u64)>> {
+    let Some(d) = call.bits else {
+        return Ok(None);
+    };
+    let error = |reason: String| Error::ValidBits {
+        op: op.name(),
+        bits: d,
+        reason,
+    };
+    let w = dtype.bits() as usize;
+    let row = count as u128 * w as u128;
+    if d as u128 > row {
+        return Err(error(format!(
+            "more than the {row} bits of a row ({count} elements of {dtype}, {w} bits each)"
+        )));
+    }
+    let elements = d.div_ceil(w);
+    let held = d - (elements.max(1) - 1) * w; // valid bits in the last element
+    if d == 0 || held == w {
+        return Ok(Some((elements, None, 0)));
+    }
+    let Some(zero) = op.zero_bits(dtype) else {
+        return Err(error(format!(
+            "{}'s `compute` shifts, so a bit of its count is not the same bit of its inputs and padding cannot be told apart",
+            op.name()
+        )));
+    };
+    // Row bit `i` is bit `7 - i % 8` (big) or `i % 8` (little) of byte `i / 8`; the last
+    // element's bytes are little-endian.
+    let first = (elements - 1) * w;
+    let mut mask = 0u64;
+    for i in first + held..first + w {
+        let byte = (i - first) / 8;
+        mask |= u64::from(call.bitorder.mask(i)) << (8 * byte);
+    }
+    let pad = Pad {
+        last: elements - 1,
+        mask,
+    };
+    Ok(Some((
+        elements,
+        Some(pad),
+        u64::from((zero & mask).count_ones()),
+    )))
+}
+
 /// The smallest and largest value of an integer type.
 pub(crate) fn value_range(t: DataType) -> (i128, i128) {
     let max = t.max_bits_value() as i128;
@@ -264,7 +392,7 @@ fn pairwise(
     let dtype = check_inputs(op, call, inputs, out_dtype)?;
     let (a, b) = (inputs[0], inputs[1]);
     let (batch, m, n, k) = pairwise_shapes(op, call, a, b)?;
-    let sum = check_sum(op, reduce, dtype, out_dtype, k)?;
+    let sum = check_sum(op, call, reduce, dtype, out_dtype, k)?;
     let mut out_shape = batch;
     out_shape.push(m);
     out_shape.push(n);
@@ -287,7 +415,6 @@ fn pairwise(
     let bos = Dims::new(&os[..nb]).unwrap_or_default();
     let (bs, bos, bins) = collapse(&batch, &bos, &ins);
     let mut plan = pairwise_plan(dtype, out_dtype, reduce, out_shape, count);
-    (plan.epilogue, plan.max_count) = sum;
     plan.iter = bs;
     plan.out_strides = bos;
     plan.in_strides[0] = bins[0];
@@ -301,6 +428,7 @@ fn pairwise(
             (k, 0, sa[ra - 1], sb[rb - 1]),
         ],
     );
+    sum.apply(op, call, 2, &mut plan)?;
     Ok(plan)
 }
 
@@ -352,12 +480,12 @@ pub(crate) fn pairwise_packed(
         super::check_rank(op, super::OpTensor(op, i), 2)?;
     }
     pairwise_call(op, call)?;
-    let sum = check_sum(op, reduce, dtype, out_dtype, k)?;
+    let sum = check_sum(op, call, reduce, dtype, out_dtype, k)?;
     let count = m.checked_mul(n).ok_or_else(|| overflow(&[m, n]))?;
     let out_shape = Dims::new(&[m, n]).unwrap_or_default();
     let mut plan = pairwise_plan(dtype, out_dtype, reduce, out_shape, count);
-    (plan.epilogue, plan.max_count) = sum;
     push_pairwise_dims(&mut plan, [(m, n, k, 0), (n, 1, 0, k), (k, 0, 1, 1)]);
+    sum.apply(op, call, 2, &mut plan)?;
     Ok(plan)
 }
 
