@@ -84,6 +84,41 @@ pub struct RunArgs {
     /// For a reduction: keep each reduced dimension as a dimension of size 1.
     #[arg(long)]
     pub keepdims: bool,
+    #[command(flatten)]
+    pub valid: ValidBitsArgs,
+}
+
+/// Valid bits of a sum over the last axis.
+#[derive(Args, Debug)]
+pub struct ValidBitsArgs {
+    /// For a sum over the last axis: only the first D bits of each row count, the rest is padding
+    /// (rows as np.packbits(x, axis=-1) makes them, e.g. --bits 768 for 768-dimensional codes).
+    #[arg(long, value_name = "D")]
+    pub bits: Option<usize>,
+    /// The order of the bits in each byte, as np.packbits's bitorder.
+    #[arg(long, value_enum, default_value = "big")]
+    pub bitorder: BitOrderArg,
+}
+
+/// numpy's bit orders.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum BitOrderArg {
+    /// The first bit of a byte is its most significant (numpy's default).
+    Big,
+    /// The first bit of a byte is its least significant.
+    Little,
+}
+
+impl ValidBitsArgs {
+    /// The call with these valid bits.
+    fn on(&self, mut call: Call) -> Call {
+        call.bits = self.bits;
+        call.bitorder = match self.bitorder {
+            BitOrderArg::Big => tensorbits::BitOrder::Big,
+            BitOrderArg::Little => tensorbits::BitOrder::Little,
+        };
+        call
+    }
 }
 
 #[derive(Args, Debug)]
@@ -113,9 +148,18 @@ pub struct KnnArgs {
     /// Feature level the call is validated against (as for `run`).
     #[arg(long, default_value = "ext")]
     pub level: String,
-    /// Type of the distances: one of the op's output types (HAMMING_CDIST: u32, u64, u16).
+    /// Type of the distances: one of the op's output types (HAMMING_CDIST: u32, u64, u16;
+    /// BINARY_DOT: i32, i64, i16).
     #[arg(long, value_name = "DTYPE")]
     pub out_dtype: Option<String>,
+    /// The largest values first (similarities such as binary_dot's are largest first already).
+    #[arg(long, conflicts_with = "smallest")]
+    pub largest: bool,
+    /// The smallest values first (distances such as hamming_cdist's are smallest first already).
+    #[arg(long)]
+    pub smallest: bool,
+    #[command(flatten)]
+    pub valid: ValidBitsArgs,
 }
 
 /// Resolves an op name (and ONNX BitShift's direction).
@@ -219,7 +263,7 @@ pub fn run(a: RunArgs) -> Result<(), Fail> {
         broadcast,
         axes: a.axes.as_deref().map(Axes::new).transpose()?,
         keepdims: a.keepdims,
-        ..Call::default()
+        ..a.valid.on(Call::default())
     };
     let in_dt = arrays.first().map_or(DataType::U8, |x| x.desc.data_type());
     let out_dt = out_dtype(op, a.out_dtype.as_deref(), in_dt)?;
@@ -258,7 +302,10 @@ pub fn knn(a: KnnArgs) -> Result<(), Fail> {
         )));
     }
     let arrays = [npy::read(&a.a)?, npy::read(&a.b)?];
-    let call = Call::at(level);
+    let mut call = a.valid.on(Call::at(level));
+    if a.largest || a.smallest {
+        call.largest = Some(a.largest);
+    }
     let out_dt = out_dtype(op, a.out_dtype.as_deref(), arrays[0].desc.data_type())?;
     let descs = [&arrays[0].desc, &arrays[1].desc];
     let plan = tensorbits::validate_knn(op, &call, &descs, a.k, out_dt).map_err(with_hint)?;

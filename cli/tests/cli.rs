@@ -1360,3 +1360,140 @@ fn negative_lists_and_one_path_for_two_outputs() {
         fails(&[&args[..], &[p(distances)]].concat(), &out, "both name");
     }
 }
+
+/// `binary_dot` with valid bits in both bit orders, knn by `--op` in both orders (`--largest`,
+/// `--smallest`), agreeing with the library's calls; bits past a row and a bad bit order are one
+/// line each, exit 2.
+#[test]
+fn binary_dot_valid_bits_and_largest_first_knn() {
+    let dir = tmp("binary");
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = |name: &str| dir.join(name);
+    let mut rng = Rng(31);
+    let (m, n, k) = (5, 40, 3);
+    let a = random_bytes(&mut rng, DataType::U8, m * k);
+    let b = random_bytes(&mut rng, DataType::U8, n * k);
+    write_npy(&f("a.npy"), DataType::U8, &[m, k], &a, false, false, 1);
+    write_npy(&f("b.npy"), DataType::U8, &[n, k], &b, false, false, 1);
+    let ok = |args: &[&str]| {
+        let r = run(args);
+        assert!(
+            r.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+    };
+    let dot = <ops::BinaryDot as tensorbits::Op>::INFO;
+    let ham = <ops::HammingCdist as tensorbits::Op>::INFO;
+    let ins = [
+        (DataType::U8, vec![m, k], a.clone()),
+        (DataType::U8, vec![n, k], b.clone()),
+    ];
+    let o = f("o.npy");
+    for (order, name) in [
+        (tensorbits::BitOrder::Big, "big"),
+        (tensorbits::BitOrder::Little, "little"),
+    ] {
+        let call = Call::default().bits(21).bitorder(order);
+        ok(&[
+            "run",
+            "binary_dot",
+            p(&f("a.npy")),
+            p(&f("b.npy")),
+            "-o",
+            p(&o),
+            "--bits",
+            "21",
+            "--bitorder",
+            name,
+        ]);
+        let (d, shape, data) = read_npy(&o);
+        assert_eq!((d.as_str(), shape), ("<i4", vec![m, n]));
+        assert_eq!(data, library(dot, call, &ins, DataType::I32).1, "{name}");
+        // knn: the op's order, and each override, against the library's knn.
+        for (op, info, flag) in [
+            ("binary_dot", dot, None),
+            ("binary_dot", dot, Some("--smallest")),
+            ("hamming_cdist", ham, Some("--largest")),
+        ] {
+            let (idx, dist, fa, fb) = (f("i.npy"), f("d.npy"), f("a.npy"), f("b.npy"));
+            let mut args = vec![
+                "knn",
+                p(&fa),
+                p(&fb),
+                "-k",
+                "7",
+                "--op",
+                op,
+                "-o",
+                p(&idx),
+                "--distances",
+                p(&dist),
+                "--bits",
+                "21",
+                "--bitorder",
+                name,
+            ];
+            args.extend(flag);
+            ok(&args);
+            let mut c = call;
+            if let Some(flag) = flag {
+                c = c.largest(flag == "--largest");
+            }
+            let out_dt = info.default_output(DataType::U8);
+            let (ad, bd) = (
+                TensorDesc::new(DataType::U8, &[m, k]).unwrap(),
+                TensorDesc::new(DataType::U8, &[n, k]).unwrap(),
+            );
+            let dd = TensorDesc::new(out_dt, &[m, 7]).unwrap();
+            let id = TensorDesc::new(DataType::I64, &[m, 7]).unwrap();
+            let (mut wd, mut wi) = (vec![0u8; dd.total_bytes()], vec![0u8; id.total_bytes()]);
+            tensorbits::knn(
+                info,
+                &c,
+                &[Input::Bytes(&ad, &a), Input::Bytes(&bd, &b)],
+                7,
+                (&dd, &mut wd),
+                (&id, &mut wi),
+            )
+            .unwrap();
+            assert_eq!(read_npy(&idx).2, wi, "{op} {flag:?} {name}");
+            assert_eq!(read_npy(&dist).2, wd, "{op} {flag:?} {name}");
+        }
+    }
+    let r = run(&[
+        "run",
+        "binary_dot",
+        p(&f("a.npy")),
+        p(&f("b.npy")),
+        "-o",
+        p(&o),
+        "--bits",
+        "25",
+    ]);
+    let line = one_clean_error_line(&r, 2);
+    assert!(line.contains("more than the 24 bits of a row"), "{line}");
+    let r = run(&[
+        "run",
+        "binary_dot",
+        p(&f("a.npy")),
+        p(&f("b.npy")),
+        "-o",
+        p(&o),
+        "--bitorder",
+        "middle",
+    ]);
+    one_clean_error_line(&r, 2);
+    let r = run(&[
+        "knn",
+        p(&f("a.npy")),
+        p(&f("b.npy")),
+        "-k",
+        "1",
+        "-o",
+        p(&o),
+        "--largest",
+        "--smallest",
+    ]);
+    one_clean_error_line(&r, 2);
+}

@@ -70,6 +70,17 @@ fn op_at(op: &Bound<'_, PyAny>) -> PyResult<&'static OpInfo> {
     lookup(&op.extract::<String>()?)
 }
 
+/// Valid bits (`bits=`, `bitorder=`) on a call.
+pub(crate) fn with_bits(mut call: Call, bits: Option<usize>, bitorder: &str) -> PyResult<Call> {
+    call.bits = bits;
+    call.bitorder = tensorbits::BitOrder::parse(bitorder).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "bitorder must be \"big\" or \"little\" (as numpy's packbits), got {bitorder:?}"
+        ))
+    })?;
+    Ok(call)
+}
+
 /// The call's options from the keywords.
 fn call_of(
     level: Option<&str>,
@@ -204,7 +215,7 @@ pub(crate) fn dtype_named(name: &str) -> PyResult<DataType> {
 /// result and the axes along which a new result must be presented reversed (reversed inputs are
 /// read in place by reversing the whole call).
 #[pyfunction]
-#[pyo3(signature = (op, inputs, out, out_dtype, device, level, broadcast, bcast_axis, axes, keepdims))]
+#[pyo3(signature = (op, inputs, out, out_dtype, device, level, broadcast, bcast_axis, axes, keepdims, bits=None, bitorder="big"))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -218,10 +229,16 @@ fn run<'py>(
     bcast_axis: Option<i64>,
     axes: Option<Vec<i64>>,
     keepdims: bool,
+    bits: Option<usize>,
+    bitorder: &str,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let op = op_at(&op)?;
     let device = device_of(device)?;
-    let call = call_of(level, broadcast, bcast_axis, axes, keepdims)?;
+    let call = with_bits(
+        call_of(level, broadcast, bcast_axis, axes, keepdims)?,
+        bits,
+        bitorder,
+    )?;
     if inputs.len() != op.arity() {
         return Err(PyTypeError::new_err(format!(
             "{} takes {} input(s), got {}",
@@ -382,21 +399,25 @@ fn execute(
 /// knn of the pairwise sum op named `op`: the `k` nearest rows of `b` for each row of `a`, as
 /// `(distances, indices)` numpy arrays, and the axes along which both must be presented reversed.
 #[pyfunction]
-#[pyo3(signature = (op, a, b, k, out_dtype, device, level))]
+#[pyo3(signature = (op, a, b, k, out_dtype, device, level, largest=None, bits=None, bitorder="big"))]
 #[allow(clippy::too_many_arguments)]
 fn knn<'py>(
     py: Python<'py>,
-    op: &str,
+    op: Bound<'py, PyAny>,
     a: Bound<'py, PyAny>,
     b: Bound<'py, PyAny>,
     k: usize,
     out_dtype: Option<&str>,
     device: &str,
     level: Option<&str>,
+    largest: Option<bool>,
+    bits: Option<usize>,
+    bitorder: &str,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let op = lookup(op)?;
+    let op = op_at(&op)?;
     let device = device_of(device)?;
-    let call = call_of(level, None, None, None, false)?;
+    let mut call = with_bits(call_of(level, None, None, None, false)?, bits, bitorder)?;
+    call.largest = largest;
     let ins = [Arr::read(&a, "a", false)?, Arr::read(&b, "b", false)?];
     let dist_dtype = match out_dtype {
         Some(n) => dtype_named(n)?,

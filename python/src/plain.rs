@@ -220,7 +220,8 @@ fn maybe_detach<T: Send>(py: Python<'_>, bytes: usize, f: impl FnOnce() -> T + S
 /// array of `dtype` (a numpy name, default the op's), which it returns; `None` where the call is not
 /// plain (the general path then runs it).
 #[pyfunction]
-#[pyo3(signature = (op, a, b, out, dtype))]
+#[pyo3(signature = (op, a, b, out, dtype, bits=None, bitorder="big"))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn pair_plain<'py>(
     py: Python<'py>,
     op: usize,
@@ -228,7 +229,10 @@ pub(crate) fn pair_plain<'py>(
     b: &Bound<'py, PyAny>,
     out: Option<&Bound<'py, PyAny>>,
     dtype: Option<&str>,
+    bits: Option<usize>,
+    bitorder: &str,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let call = crate::with_bits(Call::default(), bits, bitorder)?;
     let Some((op, pa, pb, rows)) = codes(py, op, a, b) else {
         return Ok(None);
     };
@@ -257,7 +261,6 @@ pub(crate) fn pair_plain<'py>(
             std::slice::from_raw_parts_mut(target, out_bytes),
         )
     };
-    let call = Call::default();
     let dtype = pa.dtype;
     let done = maybe_detach(py, work, move || {
         tensorbits::execute_pairwise_packed(op, &call, rows, dtype, out_dtype, sa, sb, dst)
@@ -270,7 +273,8 @@ pub(crate) fn pair_plain<'py>(
 /// `[M, k]` distances of `dtype` (default the op's) and `int64` indices; `None` where the call is
 /// not plain.
 #[pyfunction]
-#[pyo3(signature = (op, a, b, k, dtype))]
+#[pyo3(signature = (op, a, b, k, dtype, largest=None, bits=None, bitorder="big"))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn knn_plain<'py>(
     py: Python<'py>,
     op: usize,
@@ -278,7 +282,12 @@ pub(crate) fn knn_plain<'py>(
     b: &Bound<'py, PyAny>,
     k: usize,
     dtype: Option<&str>,
+    largest: Option<bool>,
+    bits: Option<usize>,
+    bitorder: &str,
 ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    let mut call = crate::with_bits(Call::default(), bits, bitorder)?;
+    call.largest = largest;
     let Some((op, pa, pb, rows)) = codes(py, op, a, b) else {
         return Ok(None);
     };
@@ -301,7 +310,6 @@ pub(crate) fn knn_plain<'py>(
             std::slice::from_raw_parts_mut(id, m * k * 8),
         )
     };
-    let call = Call::default();
     let dtype = pa.dtype;
     let done = maybe_detach(py, work, move || {
         tensorbits::knn_packed(op, &call, rows, dtype, k, out_dtype, sa, sb, sd, si)

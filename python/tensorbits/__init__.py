@@ -51,6 +51,7 @@ __all__ = [
     "bitwise_count_sum",
     "hamming_distance",
     "hamming_cdist",
+    "binary_dot",
     "knn",
     "run",
     "ops",
@@ -215,8 +216,24 @@ def _plain(xs, out):
 _run_plain = _native.run_plain
 
 
+def _bitorder(bitorder):
+    """numpy's spelling of a bit order, checked before any work."""
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"bitorder must be 'big' or 'little' (as np.packbits), got {bitorder!r}")
+    return bitorder
+
+
+def _bits(bits):
+    if bits is None:
+        return None
+    bits = operator.index(bits)
+    if bits < 0:
+        raise ValueError(f"bits must not be negative, got {bits}")
+    return bits
+
+
 def _call(op, xs, names, out, dtype=None, device="auto", level=None, broadcast=None,
-          axis=None, axes=_DEFAULT, keepdims=False):
+          axis=None, axes=_DEFAULT, keepdims=False, bits=None, bitorder="big"):
     if type(op) is str:
         op = _op_index(op)
     if _plain(xs, out):
@@ -233,6 +250,7 @@ def _call(op, xs, names, out, dtype=None, device="auto", level=None, broadcast=N
     result, flips = _native.run(
         op, arrays, out_array, _dtype_name(dtype), device, level, broadcast,
         None if axis is None else operator.index(axis), axes, bool(keepdims),
+        _bits(bits), _bitorder(bitorder),
     )
     if out is not None:
         return out[0] if isinstance(out, tuple) else out
@@ -271,6 +289,12 @@ _DOC = {
     its result.)""",
     "keepdims": """keepdims : bool, default False
     Keep each reduced axis as a dimension of size 1.""",
+    "bits": """bits : int, optional
+    Only the first ``bits`` bits of each row count; the rest is padding, whatever it holds. A row
+    is a byte string as ``np.packbits(x, axis=-1)`` makes it, so the codes of ``D``-dimensional
+    vectors give exact results with ``bits=D``. More bits than a row has raise ``ValueError``.
+bitorder : {"big", "little"}, default "big"
+    The order of the bits in each byte, as ``np.packbits``'s ``bitorder``.""",
     "returns": """Returns
 -------
 ndarray
@@ -566,9 +590,9 @@ bitwise_count_sum = _reduction(
 
 @_runs("hamming")
 def hamming_distance(x1, x2, /, axis=_DEFAULT, *, out=None, keepdims=False, dtype=None,
-                     device="auto", level=None, broadcast=None):
+                     device="auto", level=None, broadcast=None, bits=None, bitorder="big"):
     return _call("hamming", [x1, x2], ["x1", "x2"], out, dtype=dtype, device=device, level=level,
-                 broadcast=broadcast, axes=axis, keepdims=keepdims)
+                 broadcast=broadcast, axes=axis, keepdims=keepdims, bits=bits, bitorder=bitorder)
 
 
 _named(hamming_distance, "hamming_distance", """The number of bits that differ between ``x1`` and ``x2``, summed along ``axis``.
@@ -590,6 +614,8 @@ _named(hamming_distance, "hamming_distance", """The number of bits that differ b
     <level>
     broadcast : {"numpy", "none"}, optional
         How the shapes broadcast before the sum: numpy's rules (the default) or equal shapes only.
+    <bits>
+        For the last axis alone.
 
     <returns>
 
@@ -634,14 +660,22 @@ _knn_plain = _native.knn_plain
 
 
 @_runs("hamming_cdist")
-def hamming_cdist(a, b, /, *, out=None, dtype=None, device="auto", level=None):
+def hamming_cdist(a, b, /, *, out=None, dtype=None, device="auto", level=None, bits=None,
+                  bitorder="big"):
+    return _pairwise(_HAMMING, "hamming_cdist", a, b, out, dtype, device, level, bits, bitorder)
+
+
+def _pairwise(index, name, a, b, out, dtype, device, level, bits, bitorder):
+    bits, bitorder = _bits(bits), _bitorder(bitorder)
     if (device == "auto" or device == "cpu") and level is None:
         # Plain matrices of integer codes: one call into Rust.
-        result = _pair_plain(_HAMMING, a, b, out, None if dtype is None else _dtype_name(dtype))
+        result = _pair_plain(index, a, b, out, None if dtype is None else _dtype_name(dtype),
+                             bits, bitorder)
         if result is not None:
             return result
-    _packed_codes(a, b, "hamming_cdist")
-    return _call("hamming_cdist", [a, b], ["a", "b"], out, dtype=dtype, device=device, level=level)
+    _packed_codes(a, b, name)
+    return _call(index, [a, b], ["a", "b"], out, dtype=dtype, device=device, level=level,
+                 bits=bits, bitorder=bitorder)
 
 
 _named(hamming_cdist, "hamming_cdist", f"""All-pairs Hamming distances between the rows of ``a`` and the rows of ``b``.
@@ -659,6 +693,7 @@ _named(hamming_cdist, "hamming_cdist", f"""All-pairs Hamming distances between t
         The result's dtype (default uint32); a distance that could pass it raises ``ValueError``.
     <device>
     <level>
+    <bits>
 
     Returns
     -------
@@ -682,20 +717,83 @@ _named(hamming_cdist, "hamming_cdist", f"""All-pairs Hamming distances between t
     """)
 
 
-def knn(a, b, /, k, *, dtype=None, device="auto", level=None):
+_BINARY_DOT = _op_index("binary_dot")
+
+
+@_runs("binary_dot")
+def binary_dot(a, b, /, *, bits=None, bitorder="big", dtype=None, out=None, device="auto",
+               level=None):
+    return _pairwise(_BINARY_DOT, "binary_dot", a, b, out, dtype, device, level, bits, bitorder)
+
+
+_named(binary_dot, "binary_dot", f"""Dot products of ±1 vectors stored as bits, between the rows of ``a`` and the rows of ``b``.
+
+    Bit ``1`` stands for +1 and ``0`` for -1, so the product of two rows is the number of bits
+    that agree minus the number that differ: ``bits - 2 * hamming``. The product of a binary
+    network's dense layer (XNOR-popcount), and the similarity of binary embeddings; ``knn(...,
+    op="binary_dot")`` returns the largest first.
+
+    Parameters
+    ----------
+    {{_CODES}}
+    <bits>
+    dtype : {{"int32", "int64", "int16"}}, optional
+        The result's dtype (default int32); a product that could pass it raises ``ValueError``.
+    out : ndarray or tensor, optional
+        Where to write the result, ``[..., M, N]`` of its dtype and any strides. It is returned.
+    <device>
+    <level>
+
+    Returns
+    -------
+    ndarray
+        ``[..., M, N]`` products; ``out`` when given; a tensor of the input's type for
+        ``__dlpack__`` inputs.
+
+    <raises>
+
+    See Also
+    --------
+    knn : the ``k`` largest products of each row, with ``op="binary_dot"``.
+    hamming_cdist : the bits that differ.
+
+    Examples
+    --------
+    >>> x = np.array([[1, -1, 1, 1, -1], [-1, -1, 1, -1, 1]])
+    >>> w = np.array([[1, 1, 1, -1, -1]])
+    >>> a, b = np.packbits(x > 0, axis=-1), np.packbits(w > 0, axis=-1)
+    >>> tb.binary_dot(a, b, bits=5)
+    array([[ 1],
+           [-1]], dtype=int32)
+    >>> x @ w.T
+    array([[ 1],
+           [-1]])
+    """.replace("{{_CODES}}", _CODES))
+
+
+def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="big", dtype=None,
+        device="auto", level=None):
     k = operator.index(k)
     if k < 0:
         raise ValueError(f"k must not be negative, got {k}")
+    if not isinstance(op, str):
+        raise TypeError(f"op: expected the name of a pairwise sum op, got {type(op).__name__}")
+    index = _op_index(op)
+    if largest is not None:
+        largest = bool(largest)
+    bits, bitorder = _bits(bits), _bitorder(bitorder)
     if (device == "auto" or device == "cpu") and level is None:
         # Plain matrices of integer codes: one call into Rust.
-        result = _knn_plain(_HAMMING, a, b, k, None if dtype is None else _dtype_name(dtype))
+        result = _knn_plain(index, a, b, k, None if dtype is None else _dtype_name(dtype),
+                            largest, bits, bitorder)
         if result is not None:
             return result
     (a, b), wrap = _inputs([a, b], ["a", "b"])
     _packed_codes(a, b, "knn")
     if not isinstance(device, str):
         raise TypeError(f"device: expected \"cpu\", \"gpu\" or \"auto\", got {type(device).__name__}")
-    d, i, flips = _native.knn("hamming_cdist", a, b, k, _dtype_name(dtype), device, level)
+    d, i, flips = _native.knn(index, a, b, k, _dtype_name(dtype), device, level, largest, bits,
+                              bitorder)
     return _present(d, flips, wrap), _present(i, flips, wrap)
 
 
@@ -709,17 +807,25 @@ _named(knn, "knn", f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamm
     {_CODES}
     k : int
         How many neighbours per row, from 0 to ``N``.
-    dtype : {{"uint8", "uint16", "uint32", "uint64"}}, optional
-        The distances' dtype (default uint32); a distance that could pass it raises ``ValueError``.
+    op : str, default "hamming_cdist"
+        Any pairwise sum op by name: ``"hamming_cdist"`` (distances, smallest first) or
+        ``"binary_dot"`` (the dot products of ±1 vectors, largest first).
+    largest : bool, optional
+        Return the largest values first (``True``) or the smallest (``False``); default: the
+        op's own order.
+    <bits>
+    dtype : {{"uint8", "uint16", "uint32", "uint64", "int16", "int32", "int64"}}, optional
+        The values' dtype, one of the op's (default uint32 for distances, int32 for dot
+        products); a value that could pass it raises ``ValueError``.
     <device>
     <level>
 
     Returns
     -------
     distances : ndarray
-        ``[..., M, k]``, ascending along the last axis.
+        ``[..., M, k]``, in the op's order (or ``largest``'s) along the last axis.
     indices : ndarray
-        ``[..., M, k]`` int64 rows of ``b``; equal distances in ascending index order.
+        ``[..., M, k]`` int64 rows of ``b``; equal values in ascending index order.
 
     Raises
     ------
@@ -750,10 +856,11 @@ _named(knn, "knn", f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamm
 
 
 def run(op, *inputs, out=None, dtype=None, device="auto", level=None, broadcast=None,
-        broadcast_axis=None, axis=_DEFAULT, keepdims=False):
+        broadcast_axis=None, axis=_DEFAULT, keepdims=False, bits=None, bitorder="big"):
     names = [f"input {i}" for i in range(len(inputs))]
     return _call(op, list(inputs), names, out, dtype=dtype, device=device, level=level,
-                 broadcast=broadcast, axis=broadcast_axis, axes=axis, keepdims=keepdims)
+                 broadcast=broadcast, axis=broadcast_axis, axes=axis, keepdims=keepdims,
+                 bits=bits, bitorder=bitorder)
 
 
 _named(run, "run", """Runs a standard op by any of its names.
@@ -765,8 +872,9 @@ _named(run, "run", """Runs a standard op by any of its names.
         ``"ELEMENT_WISE_BIT_XOR"`` (``ops()`` lists them).
     *inputs : array_like
         The op's inputs, as its function takes them.
-    out, dtype, device, level, broadcast, broadcast_axis, axis, keepdims
-        As the op's function takes them; ``axis`` is a reduction's.
+    out, dtype, device, level, broadcast, broadcast_axis, axis, keepdims, bits, bitorder
+        As the op's function takes them; ``axis`` is a reduction's, ``bits`` and ``bitorder`` a
+        sum's over the last axis.
 
     <returns>
 

@@ -22,6 +22,7 @@ __all__ = [
     "bitwise_count_sum",
     "hamming_distance",
     "hamming_cdist",
+    "binary_dot",
     "knn",
     "run",
     "ops",
@@ -49,6 +50,7 @@ _Scalar = bool | int | float | np.generic
 _ArrayLike = NDArray[Any] | _Scalar | Sequence[Any]
 _Input = _ArrayLike | _SupportsDLPack
 _Device = Literal["auto", "cpu", "gpu"]
+_BitOrder = Literal["big", "little"]
 _Broadcast = Literal["numpy", "none", "pdpd"]
 _DType = str | type[np.generic] | np.dtype[Any]
 _Axis = int | Sequence[int] | None | _Default
@@ -581,6 +583,8 @@ def hamming_distance(
     device: _Device = "auto",
     level: str | None = None,
     broadcast: _Broadcast | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
 ) -> Any: ...
 @overload
 def hamming_distance(
@@ -595,6 +599,8 @@ def hamming_distance(
     device: _Device = "auto",
     level: str | None = None,
     broadcast: _Broadcast | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
 ) -> _Tensor: ...
 @overload
 def hamming_distance(
@@ -609,6 +615,8 @@ def hamming_distance(
     device: _Device = "auto",
     level: str | None = None,
     broadcast: _Broadcast | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
 ) -> _Out: ...
 @overload
 def hamming_distance(
@@ -623,6 +631,8 @@ def hamming_distance(
     device: _Device = "auto",
     level: str | None = None,
     broadcast: _Broadcast | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
 ) -> Any: ...
 @overload
 def hamming_cdist(
@@ -634,6 +644,8 @@ def hamming_cdist(
     dtype: _DType | None = None,
     device: _Device = "auto",
     level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
 ) -> NDArray[Any]: ...
 @overload
 def hamming_cdist(
@@ -645,6 +657,8 @@ def hamming_cdist(
     dtype: _DType | None = None,
     device: _Device = "auto",
     level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
 ) -> _Tensor: ...
 @overload
 def hamming_cdist(
@@ -656,6 +670,8 @@ def hamming_cdist(
     dtype: _DType | None = None,
     device: _Device = "auto",
     level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
 ) -> _Out: ...
 @overload
 def hamming_cdist(
@@ -667,6 +683,60 @@ def hamming_cdist(
     dtype: _DType | None = None,
     device: _Device = "auto",
     level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+) -> Any: ...
+@overload
+def binary_dot(
+    a: NDArray[Any],
+    b: _ArrayLike,
+    /,
+    *,
+    out: None = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+) -> NDArray[Any]: ...
+@overload
+def binary_dot(
+    a: _Tensor,
+    b: _Input,
+    /,
+    *,
+    out: None = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+) -> _Tensor: ...
+@overload
+def binary_dot(
+    a: _Input,
+    b: _Input,
+    /,
+    *,
+    out: _Out,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+) -> _Out: ...
+@overload
+def binary_dot(
+    a: _Input,
+    b: _Input,
+    /,
+    *,
+    out: None = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
 ) -> Any: ...
 @overload
 def knn(
@@ -675,6 +745,10 @@ def knn(
     /,
     k: int,
     *,
+    op: str = "hamming_cdist",
+    largest: bool | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
     dtype: _DType | None = None,
     device: _Device = "auto",
     level: str | None = None,
@@ -686,6 +760,10 @@ def knn(
     /,
     k: int,
     *,
+    op: str = "hamming_cdist",
+    largest: bool | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
     dtype: _DType | None = None,
     device: _Device = "auto",
     level: str | None = None,
@@ -697,6 +775,10 @@ def knn(
     /,
     k: int,
     *,
+    op: str = "hamming_cdist",
+    largest: bool | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
     dtype: _DType | None = None,
     device: _Device = "auto",
     level: str | None = None,
@@ -712,6 +794,8 @@ def run(
     broadcast_axis: int | None = None,
     axis: _Axis = ...,
     keepdims: bool = False,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
 ) -> Any: ...
 def ops() -> list[tuple[str, str, list[str], str]]: ...
 def gpu_name() -> str: ...

@@ -30,23 +30,41 @@ def run(
     bcast_axis: int | None,
     axes: list[int] | None,
     keepdims: bool,
+    bits: int | None = None,
+    bitorder: str = "big",
 ) -> tuple[NDArray[Any], list[int]]: ...
 def run_plain(op: int, x1: Any, x2: Any | None, out: Any | None) -> NDArray[Any] | None: ...
 def pair_plain(
-    op: int, a: Any, b: Any, out: Any | None, dtype: str | None
+    op: int,
+    a: Any,
+    b: Any,
+    out: Any | None,
+    dtype: str | None,
+    bits: int | None = None,
+    bitorder: str = "big",
 ) -> NDArray[Any] | None: ...
 def knn_plain(
-    op: int, a: Any, b: Any, k: int, dtype: str | None
+    op: int,
+    a: Any,
+    b: Any,
+    k: int,
+    dtype: str | None,
+    largest: bool | None = None,
+    bits: int | None = None,
+    bitorder: str = "big",
 ) -> tuple[NDArray[Any], NDArray[np.int64]] | None: ...
 def op_index(name: str) -> int: ...
 def knn(
-    op: str,
+    op: Any,
     a: NDArray[Any],
     b: NDArray[Any],
     k: int,
     out_dtype: str | None,
     device: str,
     level: str | None,
+    largest: bool | None = None,
+    bits: int | None = None,
+    bitorder: str = "big",
 ) -> tuple[NDArray[Any], NDArray[np.int64], list[int]]: ...
 def gpu_name() -> str: ...
 def ops() -> list[tuple[str, str, list[str], str]]: ...

@@ -35,7 +35,8 @@ impl Orientation {
 /// at once so that as many strides as possible become non-negative. An axis of the call's
 /// iteration is reversed when the given output walks it backwards, or, for a new output, when every
 /// input that moves along it walks it backwards; reversing an axis the tensors share changes no
-/// element of the result, and reversing a reduced axis changes no sum, AND, OR or XOR. After
+/// element of the result, and reversing a reduced axis changes no sum, AND, OR or XOR (except the
+/// last axis of a call with valid bits, whose order says which bits count). After
 /// reversing, an input may still have a negative stride (inputs disagreeing in direction along an
 /// axis, knn's rows of `b`, whose indices are results, or a `pdpd` broadcast): the caller copies
 /// that input to a packed tensor. Ranks, axes and shapes are not validated here; invalid ones are
@@ -125,8 +126,9 @@ pub fn orient(
     };
     let mut flip = vec![false; space];
     for (d, f) in flip.iter_mut().enumerate() {
-        // knn's rows of b give the indices: never reversed.
-        if knn && pairwise && d == space - 2 {
+        // knn's rows of b give the indices: never reversed. With valid bits, the order of the
+        // last axis says which bits are the first: never reversed either.
+        if knn && pairwise && d == space - 2 || call.bits.is_some() && d + 1 == space {
             continue;
         }
         if let Some(out) = output
