@@ -52,6 +52,38 @@ pub fn render(m: &Model, type_name: &str) -> String {
             names.join(" or ")
         ));
     }
+    if let Some(r) = m.reduce {
+        let axes = match &m.axes {
+            Some(a) => format!("axes {:?} unless a call names others", a),
+            None => "every axis unless a call names some".to_owned(),
+        };
+        let how = match r {
+            tensorbits_core::ReduceOp::Sum => "summed".to_owned(),
+            other => format!("combined with bitwise {other}"),
+        };
+        if m.pairwise {
+            let (a, b) = (&m.inputs[0], &m.inputs[1]);
+            s.push_str(&format!(
+                "- **Reduction**: pairwise: `{a} [..., M, K]` and `{b} [..., N, K]` give `[..., M, N]`,                  the results over `K` {how}; leading dimensions broadcast numpy-style
+"
+            ));
+        } else {
+            s.push_str(&format!(
+                "- **Reduction**: `{r}` ({how}) over {axes}
+"
+            ));
+        }
+    }
+    if m.pairwise && m.reduce == Some(tensorbits_core::ReduceOp::Sum) {
+        let first = match m.nearest {
+            tensorbits_core::Nearest::Smallest => "the smallest values first (distances)",
+            tensorbits_core::Nearest::Largest => "the largest values first (similarities)",
+        };
+        s.push_str(&format!(
+            "- **knn**: `knn`, `knn_with`, `knn_on` return {first}, ties by the lower index; `Options::largest` overrides it
+"
+        ));
+    }
     if let Some(out) = &m.output {
         let names: Vec<&str> = out.iter().map(|t| t.name()).collect();
         s.push_str(&format!(
