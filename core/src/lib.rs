@@ -191,6 +191,17 @@ impl DataType {
         !self.is_float() && !matches!(self, DataType::Bool)
     }
 
+    /// The smallest and largest value of this integer type (an unsigned one's from 0; others as
+    /// the unsigned integer of their width).
+    pub const fn value_range(self) -> (i128, i128) {
+        let max = self.max_bits_value() as i128;
+        if self.is_signed() {
+            (-(max >> 1) - 1, max >> 1)
+        } else {
+            (0, max)
+        }
+    }
+
     /// The largest value of the unsigned integer of this width (`bool`: 1).
     pub const fn max_bits_value(self) -> u64 {
         match self {

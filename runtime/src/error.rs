@@ -356,8 +356,8 @@ pub enum Error {
     /// A sum of an affine `compute` whose results do not all fit the output type.
     #[error(
         "{op}: `{compute}` over {count} elements of {bits} bits gives results from {lo} to {hi}, beyond what {output} holds ({min} to {max}); {fits}",
-        min = crate::validate::reduce::value_range(*.output).0,
-        max = crate::validate::reduce::value_range(*.output).1
+        min = .output.value_range().0,
+        max = .output.value_range().1
     )]
     SumRange {
         /// Op name.

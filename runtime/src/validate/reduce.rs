@@ -223,7 +223,7 @@ pub(crate) fn check_sum(
         Err(_) => (i128::MIN, i128::MAX),
     };
     let fits = |t: DataType| {
-        let (min, max) = value_range(t);
+        let (min, max) = t.value_range();
         min <= lo && hi <= max
     };
     if fits(out_dtype) {
@@ -241,7 +241,7 @@ pub(crate) fn check_sum(
         });
     }
     let mut outs: Vec<DataType> = op.output_types().unwrap_or(&[]).to_vec();
-    outs.sort_by_key(|&t| value_range(t).1 - value_range(t).0);
+    outs.sort_by_key(|&t| t.value_range().1 - t.value_range().0);
     let fits = match outs.iter().find(|&&t| fits(t)) {
         Some(t) => format!("the smallest output type that fits is {t}"),
         None => {
@@ -368,15 +368,6 @@ fn valid_bits(
         Some(pad),
         u64::from((zero & mask).count_ones()),
     )))
-}
-
-/// The smallest and largest value of an integer type.
-pub(crate) fn value_range(t: DataType) -> (i128, i128) {
-    let max = t.max_bits_value() as i128;
-    match t.is_signed() {
-        true => (-(max >> 1) - 1, max >> 1),
-        false => (0, max),
-    }
 }
 
 /// A pairwise call: `a [..., M, K]` and `b [..., N, K]` give `[..., M, N]`, the leading dimensions
