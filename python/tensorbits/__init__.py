@@ -768,7 +768,7 @@ _named(binary_dot, "binary_dot", f"""Dot products of ±1 vectors stored as bits,
     >>> x @ w.T
     array([[ 1],
            [-1]])
-    """.replace("{{_CODES}}", _CODES))
+    """.replace("{_CODES}", _CODES))
 
 
 def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="big", dtype=None,
