@@ -172,6 +172,15 @@ fn knn_reference(values: &[i64], n: usize, k: usize, largest: bool) -> Vec<Vec<(
         .collect()
 }
 
+/// knn's results as `(value, index)` pairs, row after row.
+fn pairs<D: Element + Into<i64>>(d: &Tensor<D>, i: &Tensor<i64>) -> Vec<(i64, i64)> {
+    d.data()
+        .iter()
+        .zip(i.data())
+        .map(|(&d, &i)| (d.into(), i))
+        .collect()
+}
+
 /// knn of every pairwise sum in both orders (the op's `nearest` and each override), on every
 /// target: equal to sorting the reference's values, ties by the lower index. Few distinct values
 /// (short codes, many rows) make ties everywhere.
@@ -209,32 +218,17 @@ fn knn_honours_nearest_and_its_overrides() {
                 }
                 let (d, i) = ops::BinaryDot::knn_on(&target, &opts, &a, &b, kk).unwrap();
                 let want = knn_reference(&dot, n, kk, largest.unwrap_or(true));
-                let got: Vec<(i64, i64)> = d
-                    .data()
-                    .iter()
-                    .zip(i.data())
-                    .map(|(&d, &i)| (d as i64, i))
-                    .collect();
+                let got = pairs(&d, &i);
                 assert_eq!(got, want.concat(), "{}", what("BINARY_DOT", largest));
 
                 let (d, i) = ops::HammingCdist::knn_on(&target, &opts, &a, &b, kk).unwrap();
                 let want = knn_reference(&diff, n, kk, largest.unwrap_or(false));
-                let got: Vec<(i64, i64)> = d
-                    .data()
-                    .iter()
-                    .zip(i.data())
-                    .map(|(&d, &i)| (d as i64, i))
-                    .collect();
+                let got = pairs(&d, &i);
                 assert_eq!(got, want.concat(), "{}", what("HAMMING_CDIST", largest));
 
                 let (d, i) = ShiftedAgreements::knn_on(&target, &opts, &a, &b, kk).unwrap();
                 let want = knn_reference(&shifted, n, kk, largest.unwrap_or(false));
-                let got: Vec<(i64, i64)> = d
-                    .data()
-                    .iter()
-                    .zip(i.data())
-                    .map(|(&d, &i)| (d as i64, i))
-                    .collect();
+                let got = pairs(&d, &i);
                 assert_eq!(
                     got,
                     want.concat(),
@@ -442,12 +436,7 @@ fn valid_bits_count_only_the_first_bits_of_each_row() {
                                 let (d, i) =
                                     ops::HammingCdist::knn_on(&target, &o, &a, &b, kk).unwrap();
                                 let want = knn_reference(&diff, n, kk, largest).concat();
-                                let got: Vec<(i64, i64)> = d
-                                    .data()
-                                    .iter()
-                                    .zip(i.data())
-                                    .map(|(&d, &i)| (d as i64, i))
-                                    .collect();
+                                let got = pairs(&d, &i);
                                 assert_eq!(
                                     got,
                                     want,

@@ -687,6 +687,24 @@ impl Plan {
         }
     }
 
+    /// For a plan with padding to zero: the rows of input `input` whose last element holds it, as
+    /// the dimensions `(size, stride)` the input moves along (others repeat its rows) and the
+    /// element offset of the first row's last element. `None` without padding or rows.
+    pub(crate) fn padded_rows(&self, input: usize) -> Option<(Vec<(usize, usize)>, usize)> {
+        let pad = self.pad?;
+        if self.iter.contains(&0) {
+            return None;
+        }
+        let (nd, kept) = (self.iter.len(), self.kept);
+        let st = &self.in_strides[input];
+        let dims = (0..kept)
+            .filter(|&d| st[d] != 0 && self.iter[d] > 1)
+            .map(|d| (self.iter[d], st[d]))
+            .collect();
+        let base = if nd > kept { pad.last * st[nd - 1] } else { 0 };
+        Some((dims, base))
+    }
+
     /// The result of a count that knn selected by [`knn_key`](Self::knn_key).
     pub(crate) fn knn_value(&self, key: u64) -> u64 {
         let count = self.knn_key(key);

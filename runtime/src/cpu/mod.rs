@@ -230,38 +230,10 @@ pub(crate) fn zeroed_padding(
 ) -> Option<Vec<Option<Vec<u8>>>> {
     let pad = plan.pad?;
     let es = plan.in_dtype.size();
-    let nd = plan.iter.len();
-    let kept = plan.kept;
-    // The byte offset of each row's last element in input `i`: the kept dimensions the input
-    // moves along (others repeat its rows), then the padded element along the reduced one.
+    // The byte offset of each row's last element in input `i`.
     let rows = |i: usize, f: &mut dyn FnMut(usize)| {
-        let st = &plan.in_strides[i];
-        let dims: Vec<(usize, usize)> = (0..kept)
-            .filter(|&d| st[d] != 0 && plan.iter[d] > 1)
-            .map(|d| (plan.iter[d], st[d]))
-            .collect();
-        if dims.iter().any(|&(n, _)| n == 0) || plan.iter[..nd].contains(&0) {
-            return;
-        }
-        let base = if nd > kept { pad.last * st[nd - 1] } else { 0 };
-        let mut idx = vec![0usize; dims.len()];
-        let mut at = base;
-        loop {
-            f(at * es);
-            let mut d = dims.len();
-            loop {
-                if d == 0 {
-                    return;
-                }
-                d -= 1;
-                idx[d] += 1;
-                at += dims[d].1;
-                if idx[d] < dims[d].0 {
-                    break;
-                }
-                at -= dims[d].1 * dims[d].0;
-                idx[d] = 0;
-            }
+        if let Some((dims, base)) = plan.padded_rows(i) {
+            each_offset(&dims, base, |at| f(at * es));
         }
     };
     let mask = pad.mask.to_le_bytes();
@@ -307,6 +279,33 @@ pub(crate) fn with_copies<'a>(
         .collect()
 }
 
+/// Calls `f` with the offset of every element of the dimensions `(size, stride)` from `base`, the
+/// last dimension fastest. None for an empty dimension.
+fn each_offset(dims: &[(usize, usize)], base: usize, mut f: impl FnMut(usize)) {
+    if dims.iter().any(|&(n, _)| n == 0) {
+        return;
+    }
+    let mut idx = [0usize; crate::MAX_RANK];
+    let mut at = base;
+    loop {
+        f(at);
+        let mut d = dims.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            at += dims[d].1;
+            if idx[d] < dims[d].0 {
+                break;
+            }
+            at -= dims[d].1 * dims[d].0;
+            idx[d] = 0;
+        }
+    }
+}
+
 /// Maps every result of a sum, written as a count, through an affine `compute`'s epilogue, in
 /// place: the output's kept dimensions walked with their strides.
 fn epilogue(plan: &crate::Plan, out: &mut [u8], e: crate::op::Epilogue) {
@@ -327,23 +326,6 @@ fn epilogue(plan: &crate::Plan, out: &mut [u8], e: crate::op::Epilogue) {
         out[..plan.count * es].chunks_exact_mut(es).for_each(map);
         return;
     }
-    let mut idx = [0usize; crate::MAX_RANK];
-    let mut at = 0usize;
-    loop {
-        map(&mut out[at * es..at * es + es]);
-        let mut d = dims.len();
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            idx[d] += 1;
-            at += strides[d];
-            if idx[d] < dims[d] {
-                break;
-            }
-            at -= strides[d] * dims[d];
-            idx[d] = 0;
-        }
-    }
+    let dims: Vec<(usize, usize)> = dims.iter().copied().zip(strides.iter().copied()).collect();
+    each_offset(&dims, 0, |at| map(&mut out[at * es..at * es + es]));
 }

@@ -220,19 +220,9 @@ impl GpuExecutor {
         (buffer, offset): (&wgpu::Buffer, u64),
         enc: &mut wgpu::CommandEncoder,
     ) -> Result<()> {
-        let Some(pad) = plan.pad else {
+        let (Some(pad), Some((dims, first))) = (plan.pad, plan.padded_rows(input)) else {
             return Ok(());
         };
-        if plan.iter.contains(&0) {
-            return Ok(());
-        }
-        let (nd, kept) = (plan.iter.len(), plan.kept);
-        let st = &plan.in_strides[input];
-        // The dimensions the input's rows span: others repeat them.
-        let dims: Vec<(usize, usize)> = (0..kept)
-            .filter(|&d| st[d] != 0 && plan.iter[d] > 1)
-            .map(|d| (plan.iter[d], st[d]))
-            .collect();
         let rows: u64 = dims.iter().map(|&(n, _)| n as u64).product();
         if buffer.size() > self.limits.max_binding {
             return Err(self.too_large(
@@ -256,11 +246,7 @@ impl GpuExecutor {
         };
         let sizes: Vec<u32> = dims.iter().map(|&(n, _)| w(n as u64)).collect();
         let mut base = [0u32; SLOTS];
-        base[0] = w(if nd > kept {
-            (pad.last * st[nd - 1]) as u64
-        } else {
-            0
-        });
+        base[0] = w(first as u64);
         let mut strides = [[0u32; MAX_RANK]; SLOTS];
         for (d, &(_, s)) in dims.iter().enumerate() {
             strides[0][d] = w(s as u64);
