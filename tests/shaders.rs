@@ -121,3 +121,19 @@ fn every_type_has_a_kernel_for_each_layout_it_needs() {
         }
     }
 }
+
+/// The shaders that serve every op and type alike: the padding of valid bits, and `binarize`.
+#[test]
+fn shared_shaders_validate_with_naga() {
+    use tensorbits::__private::{binarize_shader, pad_shader};
+    for (name, source) in [("pad", pad_shader()), ("binarize", binarize_shader())] {
+        let module = naga::front::wgsl::parse_str(&source)
+            .unwrap_or_else(|e| panic!("{name}: {}\n{}", e.emit_to_string(&source), source));
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty(),
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: {}\n{}", e.emit_to_string(&source), source));
+    }
+}

@@ -387,6 +387,15 @@ pub enum Error {
         /// What is wrong, in words.
         reason: String,
     },
+    /// An argument of `binarize` or `rescore` the call cannot take: thresholds of another length
+    /// or type, query rows of another length than the codes, candidates outside the codes.
+    #[error("{op}: {reason}")]
+    BadArgument {
+        /// The function.
+        op: &'static str,
+        /// What is wrong, in words.
+        reason: String,
+    },
     /// Reduction options given to an op they do not apply to.
     #[error("{op} {what}")]
     NotAReduction {

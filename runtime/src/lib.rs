@@ -28,6 +28,7 @@ mod op;
 mod pool;
 mod validate;
 
+pub use api::binarize::{Threshold, Thresholds, binarize, binarize_bytes, binarize_into};
 pub use api::compiled::{Compiled, compile};
 pub use api::dynamic::{
     Input, Region, execute, execute_in_buffer, execute_packed, execute_pairwise_packed, knn,
@@ -36,6 +37,7 @@ pub use api::dynamic::{
 #[cfg(feature = "ndarray")]
 pub use api::nd::NdOp;
 pub use api::orient::{Orientation, SignedLayout, orient};
+pub use api::rescore::rescore;
 pub use api::tensor::{Tensor, TensorView, TensorViewMut};
 pub use api::typed::{DefaultOutput, Options, OutputChoice};
 pub use dims::Dims;
@@ -97,5 +99,5 @@ pub mod __private {
         CpuKernel, FALLBACK_INFO, FoldKernel, MapKernel, OpParts, PairFn, PairKernel, PairOut,
         PairTask, TypedOp,
     };
-    pub use tensorbits_core::wgsl::{GpuKernel, Layout};
+    pub use tensorbits_core::wgsl::{GpuKernel, Layout, binarize_shader, pad_shader};
 }

@@ -783,7 +783,10 @@ impl Plan {
 /// An [`OpInfo`] for an op whose spec did not compile: what `#[bitwise_op]` emits beside its errors,
 /// so that uses of the op still type-check and the user sees only the spec's errors.
 #[doc(hidden)]
-pub static FALLBACK_INFO: OpInfo = OpInfo::from_parts(OpParts {
+pub static FALLBACK_INFO: OpInfo = OpInfo::from_parts(NO_KERNELS);
+
+/// The parts of an op without inputs or kernels.
+const NO_KERNELS: OpParts = OpParts {
     name: "<op with an invalid spec>",
     type_name: "",
     summary: "",
@@ -804,4 +807,15 @@ pub static FALLBACK_INFO: OpInfo = OpInfo::from_parts(OpParts {
     cpu: &[],
     pair: &[],
     gpu: &[],
-});
+};
+
+impl OpInfo {
+    /// An op without inputs or kernels named `name`: what the shaders that serve no op in
+    /// particular (`binarize`'s) are labelled with.
+    #[cfg(feature = "gpu")]
+    pub(crate) const fn named(name: &'static str) -> OpInfo {
+        let mut parts = NO_KERNELS;
+        parts.name = name;
+        OpInfo { parts }
+    }
+}

@@ -15,7 +15,7 @@ const ORDER: &[&str] = &[
 /// tiles, their dispatch to instruction sets, the walk, knn's selection, the reduction and pair
 /// drivers. `mod.rs` (the entry points and the kernels generated code calls) sits above them all.
 const CPU_ORDER: &[&str] = &[
-    "accum", "kernel", "tiles", "simd", "walk", "select", "reduce", "pair",
+    "accum", "kernel", "tiles", "simd", "walk", "select", "reduce", "pair", "binarize",
 ];
 
 fn rank(module: &str) -> Option<usize> {

@@ -18,8 +18,10 @@
 //! - `reduce`: reductions and the merge of partial results;
 //! - `pairwise`: pairwise ops;
 //! - `knn`: knn's tiles and the merges of their lists;
-//! - `pad`: the zeroing of padding bits under valid bits.
+//! - `pad`: the zeroing of padding bits under valid bits;
+//! - `binarize`: `x > threshold` packed to bits.
 
+mod binarize;
 mod class;
 mod elementwise;
 mod knn;
@@ -28,6 +30,7 @@ mod pairwise;
 mod params;
 mod reduce;
 
+pub use binarize::{BINARIZE_PARAMS_BYTES, binarize_shader};
 pub use class::WordClass;
 pub use elementwise::{KernelKind, shader};
 pub use pad::pad_shader;

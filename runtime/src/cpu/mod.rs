@@ -7,6 +7,7 @@
 //! The public items are the executor's tuning constants.
 
 pub(crate) mod accum;
+pub(crate) mod binarize;
 mod kernel;
 pub(crate) mod pair;
 pub(crate) mod reduce;
@@ -281,7 +282,7 @@ pub(crate) fn with_copies<'a>(
 
 /// Calls `f` with the offset of every element of the dimensions `(size, stride)` from `base`, the
 /// last dimension fastest. None for an empty dimension.
-fn each_offset(dims: &[(usize, usize)], base: usize, mut f: impl FnMut(usize)) {
+pub(crate) fn each_offset(dims: &[(usize, usize)], base: usize, mut f: impl FnMut(usize)) {
     if dims.iter().any(|&(n, _)| n == 0) {
         return;
     }

@@ -865,6 +865,76 @@ pub(crate) fn fence() {
     };
 }
 
+/// The top bits of 64 bytes as a mask, byte `i` at bit `i`: SSE2's `pmovmskb` on x86_64 (part of
+/// its baseline), a multiply per 8 bytes elsewhere.
+#[inline(always)]
+pub(crate) fn movemask64(c: &[u8; 64]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_loadu_si128, _mm_movemask_epi8};
+        let mut m = 0u64;
+        for k in 0..4 {
+            // SAFETY: SSE2 is part of x86_64's baseline, and the load reads the 16 bytes
+            // `c[16 * k..16 * k + 16]`, within `c`.
+            let bits = unsafe { _mm_movemask_epi8(_mm_loadu_si128(c.as_ptr().add(16 * k).cast())) };
+            m |= u64::from(bits as u16) << (16 * k);
+        }
+        m
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut m = 0u64;
+        for (k, w) in c.chunks_exact(8).enumerate() {
+            let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            // The top bit of each byte, gathered into the top byte.
+            let b = ((w >> 7) & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+            m |= b << (8 * k);
+        }
+        m
+    }
+}
+
+/// For 64 bytes `x` against 64 thresholds `t`, the mask of `x[i] > t[i]` (element `i` at bit `i`),
+/// compared as `i8` when `signed`, else as `u8`: SSE2's `pcmpgtb` and `pmovmskb` on x86_64 (the
+/// compiler leaves the byte loop scalar there).
+#[inline(always)]
+pub(crate) fn gt_bytes64(x: &[u8], t: &[u8], signed: bool) -> u64 {
+    assert!(x.len() >= 64 && t.len() >= 64);
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            _mm_cmpgt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8, _mm_xor_si128,
+        };
+        // SAFETY: SSE2 is part of x86_64's baseline.
+        let flip = unsafe { _mm_set1_epi8(if signed { 0 } else { i8::MIN }) };
+        let mut m = 0u64;
+        for k in 0..4 {
+            // SAFETY: SSE2 is part of x86_64's baseline, and the loads read the 16 bytes
+            // `[16 * k, 16 * k + 16)` of `x` and of `t`, which hold at least 64 (asserted).
+            let bits = unsafe {
+                let a = _mm_xor_si128(_mm_loadu_si128(x.as_ptr().add(16 * k).cast()), flip);
+                let b = _mm_xor_si128(_mm_loadu_si128(t.as_ptr().add(16 * k).cast()), flip);
+                _mm_movemask_epi8(_mm_cmpgt_epi8(a, b))
+            };
+            m |= u64::from(bits as u16) << (16 * k);
+        }
+        m
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut m = 0u64;
+        for i in 0..64 {
+            let gt = if signed {
+                (x[i] as i8) > (t[i] as i8)
+            } else {
+                x[i] > t[i]
+            };
+            m |= u64::from(gt) << i;
+        }
+        m
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::element::IntWord;

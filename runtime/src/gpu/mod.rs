@@ -2,6 +2,7 @@
 //! Mesa's lavapipe), on its own device or on the caller's, on its own tensors or on regions of the
 //! caller's buffers, optionally recording into the caller's command encoder.
 
+mod binarize;
 mod device;
 mod execute;
 mod knn;
