@@ -11,6 +11,7 @@ macro_rules! say {
 }
 
 mod bench;
+mod binary;
 mod npy;
 mod output;
 mod run;
@@ -70,6 +71,8 @@ enum Command {
     Run(run::RunArgs),
     /// For each row of A, the k nearest rows of B (Hamming distance, or another pairwise sum).
     Knn(run::KnnArgs),
+    /// Binary codes of numbers: np.packbits(x > threshold, axis=-1) of a .npy file.
+    Binarize(binary::BinarizeArgs),
     /// Print support tables (all ops, or one), in the layout of DirectML's pages.
     Ops {
         /// An op name in any spelling (xor, ELEMENT_WISE_BIT_XOR, BitwiseXor, bitwise_xor, ...).
@@ -116,6 +119,7 @@ fn main() -> ExitCode {
     let result = std::panic::catch_unwind(|| match command {
         Command::Run(args) => run::run(args),
         Command::Knn(args) => run::knn(args),
+        Command::Binarize(args) => binary::binarize(args),
         Command::Ops { op } => run::ops(op.as_deref()),
         Command::Devices => run::devices(),
         Command::Bench(args) => bench::bench(args),

@@ -218,7 +218,7 @@ fn out_dtype(op: &OpInfo, text: Option<&str>, in_dt: DataType) -> Result<DataTyp
 
 /// The device a command runs on: a GPU for `gpu` (failing without one), a hardware GPU for `auto`
 /// when there is one.
-fn device(d: DeviceArg) -> Result<Option<GpuExecutor>, Fail> {
+pub(crate) fn device(d: DeviceArg) -> Result<Option<GpuExecutor>, Fail> {
     Ok(match d {
         DeviceArg::Cpu => None,
         DeviceArg::Gpu => Some(GpuExecutor::new_blocking()?),
@@ -230,7 +230,7 @@ fn device(d: DeviceArg) -> Result<Option<GpuExecutor>, Fail> {
 }
 
 /// Refuses an output numpy could not load.
-fn loadable(dt: DataType, shape: &[usize]) -> Result<(), Fail> {
+pub(crate) fn loadable(dt: DataType, shape: &[usize]) -> Result<(), Fail> {
     if npy::numpy_can_hold(dt, shape) {
         return Ok(());
     }

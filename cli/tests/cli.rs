@@ -834,7 +834,10 @@ fn usage_mistakes_are_one_line_errors() {
     let o = p(&out);
     // No subcommand: one line naming the subcommands, not a screen of help on stderr.
     let line = one_clean_error_line(&bin().output().unwrap(), 2);
-    assert!(line.contains("run, knn, ops, devices, bench"), "{line}");
+    assert!(
+        line.contains("run, knn, binarize, ops, devices, bench"),
+        "{line}"
+    );
     for level in ["", "FL_", "DML_FEATURE_LEVEL_", "fl_", " "] {
         let r = run(&["run", "not", p(&a), "-o", o, "--level", level]);
         let line = one_clean_error_line(&r, 2);
@@ -1496,4 +1499,129 @@ fn binary_dot_valid_bits_and_largest_first_knn() {
         "--smallest",
     ]);
     one_clean_error_line(&r, 2);
+}
+
+/// `binarize`: a scalar threshold (negative, as numpy casts a Python float to float32), one per
+/// dimension from a file, both bit orders, the GPU, and the mistakes.
+#[test]
+fn binarize_files_as_packbits_of_a_comparison() {
+    let dir = tmp("binarize");
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = |name: &str| dir.join(name);
+    let (rows, d) = (7, 21);
+    let mut rng = Rng(77);
+    let x: Vec<f32> = (0..rows * d)
+        .map(|_| (rng.next() % 17) as f32 / 4.0 - 2.0)
+        .collect();
+    let xb: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    write_npy(&f("x.npy"), DataType::F32, &[rows, d], &xb, false, false, 1);
+    let t: Vec<f64> = (0..d).map(|i| (i % 5) as f64 * 0.5 - 1.0).collect();
+    let tb: Vec<u8> = t.iter().flat_map(|v| v.to_le_bytes()).collect();
+    write_npy(&f("t.npy"), DataType::F64, &[d], &tb, false, false, 1);
+    let pack = |bit: &dyn Fn(usize) -> bool, big: bool| -> Vec<u8> {
+        let nb = d.div_ceil(8);
+        let mut out = vec![0u8; rows * nb];
+        for r in 0..rows {
+            for i in 0..d {
+                if bit(r * d + i) {
+                    out[r * nb + i / 8] |= if big { 0x80 >> (i % 8) } else { 1 << (i % 8) };
+                }
+            }
+        }
+        out
+    };
+    let o = f("codes.npy");
+    let mut devices = vec!["cpu"];
+    if tensorbits::GpuExecutor::new_blocking().is_ok() {
+        devices.push("gpu");
+    }
+    for device in devices {
+        for (order, big) in [("big", true), ("little", false)] {
+            let r = run(&[
+                "binarize",
+                p(&f("x.npy")),
+                "-o",
+                p(&o),
+                "--threshold",
+                "-0.5",
+                "--bitorder",
+                order,
+                "--device",
+                device,
+            ]);
+            assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+            let (descr, shape, data) = read_npy(&o);
+            assert_eq!((descr.as_str(), shape), ("|u1", vec![rows, 3]));
+            assert_eq!(data, pack(&|i| x[i] > -0.5, big), "{device} {order}");
+            let r = run(&[
+                "binarize",
+                p(&f("x.npy")),
+                "-o",
+                p(&o),
+                "--thresholds",
+                p(&f("t.npy")),
+                "--bitorder",
+                order,
+                "--device",
+                device,
+            ]);
+            assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+            let (_, _, data) = read_npy(&o);
+            assert_eq!(
+                data,
+                pack(&|i| f64::from(x[i]) > t[i % d], big),
+                "{device} {order}"
+            );
+        }
+    }
+    let r = run(&["binarize", p(&f("x.npy")), "-o", p(&o)]);
+    assert!(r.status.success());
+    assert_eq!(read_npy(&o).2, pack(&|i| x[i] > 0.0, true));
+    fails(
+        &[
+            "binarize",
+            p(&f("x.npy")),
+            "-o",
+            p(&f("bad.npy")),
+            "--threshold",
+            "half",
+        ],
+        &f("bad.npy"),
+        "is not a number",
+    );
+    write_npy(
+        &f("t3.npy"),
+        DataType::F64,
+        &[3],
+        &tb[..24],
+        false,
+        false,
+        1,
+    );
+    fails(
+        &[
+            "binarize",
+            p(&f("x.npy")),
+            "-o",
+            p(&f("bad.npy")),
+            "--thresholds",
+            p(&f("t3.npy")),
+        ],
+        &f("bad.npy"),
+        "3 thresholds for a last axis of 21 elements",
+    );
+    fails(
+        &[
+            "binarize",
+            p(&f("x.npy")),
+            "-o",
+            p(&f("bad.npy")),
+            "--threshold",
+            "0",
+            "--thresholds",
+            p(&f("t.npy")),
+        ],
+        &f("bad.npy"),
+        "cannot be used with",
+    );
 }

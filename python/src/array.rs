@@ -90,6 +90,49 @@ impl Arr {
         })
     }
 
+    /// The sizes.
+    pub(crate) fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The elements of a C-contiguous, aligned array as bytes, where they lie; `None` for any
+    /// other layout. The caller keeps the array alive, and unwritten, while it reads them.
+    pub(crate) fn contiguous_bytes(&self) -> Option<&[u8]> {
+        let n = self.count();
+        let packed = Dims::new(&self.shape)
+            .and_then(|d| d.packed_strides())
+            .is_some_and(|p| {
+                self.shape
+                    .iter()
+                    .zip(p.iter().zip(&self.strides))
+                    .all(|(&size, (&e, &s))| size <= 1 || s == (e * self.item) as isize)
+            });
+        if !packed || !self.addr.is_multiple_of(self.item) {
+            return None;
+        }
+        if n == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: a C-contiguous array's `n` elements are the `n * item` bytes from its data
+        // pointer, which numpy keeps alive while the array object lives (the caller holds it).
+        Some(unsafe { std::slice::from_raw_parts(self.addr as *const u8, n * self.item) })
+    }
+
+    /// Like [`contiguous_bytes`](Self::contiguous_bytes), writable, for an output array.
+    #[allow(
+        clippy::mut_from_ref,
+        reason = "the bytes are numpy's, not this description's"
+    )]
+    pub(crate) fn contiguous_bytes_mut(&self) -> Option<&mut [u8]> {
+        let n = self.contiguous_bytes()?.len();
+        if n == 0 {
+            return Some(&mut []);
+        }
+        // SAFETY: as `contiguous_bytes`; the array was read as a writable output, and nothing
+        // else reads or writes its memory while the caller writes it.
+        Some(unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, n) })
+    }
+
     /// Whether an axis with more than one element walks backwards.
     pub(crate) fn reversed(&self) -> bool {
         self.shape

@@ -6,6 +6,7 @@
 #![allow(unsafe_code)]
 
 mod array;
+mod binary;
 mod plain;
 
 use std::sync::Mutex;
@@ -548,6 +549,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plain::pair_plain, m)?)?;
     m.add_function(wrap_pyfunction!(plain::knn_plain, m)?)?;
     m.add_function(wrap_pyfunction!(op_index, m)?)?;
+    m.add_function(wrap_pyfunction!(binary::binarize, m)?)?;
+    m.add_function(wrap_pyfunction!(binary::rescore, m)?)?;
     m.add_function(wrap_pyfunction!(knn, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_name, m)?)?;
     m.add_function(wrap_pyfunction!(ops, m)?)?;

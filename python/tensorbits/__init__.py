@@ -53,6 +53,8 @@ __all__ = [
     "hamming_cdist",
     "binary_dot",
     "knn",
+    "binarize",
+    "rescore",
     "run",
     "ops",
     "gpu_name",
@@ -852,6 +854,202 @@ _named(knn, "knn", f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamm
     array([[1, 1, 2]], dtype=uint32)
     >>> i
     array([[1, 2, 0]])
+    """)
+
+
+def _threshold_parts(x, threshold):
+    """``threshold`` as ``_native.binarize`` takes it, compared as numpy compares ``x >
+    threshold``: a Python float against a float array in the array's dtype (NEP 50), a Python int
+    exactly, and arrays at the dtype they promote to with ``x``, exactly."""
+    if isinstance(threshold, (bool, np.bool_)):
+        return {"ints": [int(threshold)]}
+    if isinstance(threshold, (int, float)) and x.dtype.kind == "f":
+        # numpy casts a Python number to the array's float dtype (NEP 50).
+        try:
+            with np.errstate(over="ignore"):
+                return {"typed": np.asarray([threshold], dtype=x.dtype)}
+        except OverflowError:
+            return {"ints": [threshold]}
+    if isinstance(threshold, int):
+        return {"ints": [threshold]}
+    if isinstance(threshold, float):
+        return {"reals": [threshold]}
+    if hasattr(threshold, "__dlpack__") and not isinstance(threshold, (np.ndarray, np.generic)):
+        threshold = _from_dlpack(threshold, "threshold")
+    t = np.asarray(threshold)
+    if t.ndim > 1:
+        raise ValueError(
+            f"threshold: expected a scalar or a vector over the last axis, got shape {t.shape}"
+        )
+    if t.dtype.kind not in "biuf":
+        raise TypeError(f"threshold: expected numbers, got dtype {t.dtype}")
+    t = t.reshape(-1)
+    if np.result_type(x.dtype, t.dtype) == x.dtype:
+        return {"typed": np.ascontiguousarray(t, dtype=x.dtype)}
+    if t.dtype.kind == "f" or (x.dtype.kind == "f" and t.dtype.itemsize == 8):
+        # numpy compares at float64 here: so does this, exactly.
+        return {"reals": t.astype(np.float64).tolist()}
+    return {"ints": [int(v) for v in t.tolist()]}
+
+
+def binarize(x, /, threshold=0, *, bitorder="big", out=None, device="auto"):
+    (x,), wrap = _inputs([x], ["x"])
+    if x.dtype.kind not in "biuf":
+        raise TypeError(f"x: binarize takes numbers, got dtype {x.dtype}")
+    if x.ndim == 0:
+        raise ValueError("x: binarize packs the last axis; got a 0-d array")
+    bitorder = _bitorder(bitorder)
+    if not isinstance(device, str):
+        raise TypeError(f"device: expected \"cpu\", \"gpu\" or \"auto\", got {type(device).__name__}")
+    parts = _threshold_parts(x, threshold)
+    shape = x.shape[:-1] + ((x.shape[-1] + 7) // 8,)
+    x = np.ascontiguousarray(x)
+    target = _out(out)
+    if target is not None:
+        if target.dtype != np.uint8:
+            raise TypeError(f"out: the codes are uint8, got {target.dtype}")
+        if target.shape != shape:
+            raise ValueError(f"out: expected shape {shape}, got {target.shape}")
+    direct = target is not None and target.flags.c_contiguous and target.flags.writeable
+    codes = target if direct else np.empty(shape, dtype=np.uint8)
+    _native.binarize(x, codes, bitorder, device, **parts)
+    if target is not None:
+        if not direct:
+            target[...] = codes
+        return out[0] if isinstance(out, tuple) else out
+    return wrap(codes) if wrap is not None else codes
+
+
+_named(binarize, "binarize", """Binary codes of real vectors: ``np.packbits(x > threshold, axis=-1, bitorder=...)`` in one pass.
+
+    The first step of binary embeddings (sentence-transformers' ``ubinary`` precision) and of a
+    binary network's activations. Every numeric dtype, and the same bits on the CPU and the GPU. A
+    NaN is never above its threshold (its bit is 0), as in numpy.
+
+    Parameters
+    ----------
+    x : array_like
+        ``[..., D]`` numbers: bool, int8 to int64, uint8 to uint64, float16, float32 or float64.
+    threshold : scalar or array_like, default 0
+        One threshold, or one per element of the last axis (``D`` of them). Compared as numpy
+        compares ``x > threshold``: a Python float at ``x``'s float dtype, integers exactly.
+    bitorder : {"big", "little"}, default "big"
+        The order of the bits in each byte, as ``np.packbits``'s ``bitorder``.
+    out : ndarray, optional
+        Where to write the codes, uint8 of shape ``[..., ceil(D / 8)]``. It is returned.
+    <device>
+
+    Returns
+    -------
+    ndarray
+        uint8 codes ``[..., ceil(D / 8)]``, padding bits 0; ``out`` when given; a tensor of the
+        input's type for ``__dlpack__`` inputs.
+
+    Raises
+    ------
+    TypeError
+        A dtype that is not a number, or an ``out`` that is not uint8.
+    ValueError
+        A 0-d ``x``, thresholds of another length than the last axis, or an ``out`` of another
+        shape.
+    RuntimeError
+        ``device="gpu"`` without a GPU, or a failure of the GPU.
+
+    See Also
+    --------
+    knn : search the codes.
+    rescore : rescore the candidates with the float queries.
+
+    Examples
+    --------
+    >>> x = np.array([[0.5, -1.0, 2.0, np.nan, 0.0, 3.0, -0.5, 1.0, 9.0]], dtype=np.float32)
+    >>> tb.binarize(x)
+    array([[165, 128]], dtype=uint8)
+    >>> np.packbits(x > 0, axis=-1)
+    array([[165, 128]], dtype=uint8)
+    """)
+
+
+def rescore(queries, codes, candidates, k=None, /, *, bitorder="big"):
+    (queries, codes, candidates), wrap = _inputs([queries, codes, candidates],
+                                                 ["queries", "codes", "candidates"])
+    bitorder = _bitorder(bitorder)
+    if queries.dtype.kind not in "f":
+        if queries.dtype.kind not in "biu":
+            raise TypeError(f"queries: expected float32 or float64, got {queries.dtype}")
+        queries = queries.astype(np.float64)
+    if queries.dtype not in (np.float16, np.float32, np.float64):
+        queries = queries.astype(np.float64)
+    if codes.dtype != np.uint8:
+        raise TypeError(
+            f"codes: expected uint8 codes (tb.binarize or np.packbits makes them), got {codes.dtype}"
+        )
+    if candidates.dtype.kind not in "iu":
+        raise TypeError(f"candidates: expected integer row indices, got {candidates.dtype}")
+    if k is not None:
+        k = operator.index(k)
+        if k < 0:
+            raise ValueError(f"k must not be negative, got {k}")
+    scores, idx = _native.rescore(
+        np.ascontiguousarray(queries),
+        np.ascontiguousarray(codes),
+        np.ascontiguousarray(candidates, dtype=np.int64),
+        k,
+        bitorder,
+    )
+    if wrap is not None:
+        return wrap(scores), wrap(idx)
+    return scores, idx
+
+
+_named(rescore, "rescore", """Rescore binary-search candidates with the float queries, without unpacking the codes.
+
+    The last step of binary search (sentence-transformers' ``rescore=True``): the score of code
+    row ``c`` for a query ``q`` of ``D`` values is ``sum_j q_j * (2 * bit_j(c) - 1)``, the dot
+    product of the query with the code read as ±1, over the code's first ``D`` bits. Read from
+    per-byte tables of each query, in float64, rounded once to float32.
+
+    Parameters
+    ----------
+    queries : array_like
+        ``[M, D]`` float32 or float64 queries.
+    codes : array_like
+        ``[N, B]`` uint8 codes of the database, ``B >= ceil(D / 8)`` (``tb.binarize`` or
+        ``np.packbits`` makes them).
+    candidates : array_like
+        ``[M, C]`` rows of ``codes`` per query, such as ``knn``'s indices; ``-1`` entries are
+        skipped (FAISS pads with them).
+    k : int, optional
+        How many to return per query (default ``C``).
+    bitorder : {"big", "little"}, default "big"
+        The codes' bit order, as ``np.packbits``'s ``bitorder``.
+
+    Returns
+    -------
+    scores : ndarray
+        ``[M, k]`` float32, descending; equal scores in ascending index order. A query with fewer
+        than ``k`` valid candidates is padded with ``-inf``.
+    indices : ndarray
+        ``[M, k]`` int64 rows of ``codes``; ``-1`` where padded.
+
+    Raises
+    ------
+    TypeError
+        Queries that are not numbers, codes that are not uint8, candidates that are not integers.
+    ValueError
+        Shapes that do not fit (more query values than code bits, a row of candidates per
+        query), a candidate that is not a row of ``codes``, or ``k`` above ``C``.
+
+    See Also
+    --------
+    binarize, knn
+
+    Examples
+    --------
+    >>> q = np.array([[0.5, -1.0, 2.0]], dtype=np.float32)
+    >>> codes = tb.binarize(np.array([[1.0, -1.0, 1.0], [-1.0, 1.0, -1.0]]))
+    >>> tb.rescore(q, codes, np.array([[1, 0, -1]]), 2)
+    (array([[ 3.5, -3.5]], dtype=float32), array([[0, 1]]))
     """)
 
 

@@ -24,6 +24,8 @@ __all__ = [
     "hamming_cdist",
     "binary_dot",
     "knn",
+    "binarize",
+    "rescore",
     "run",
     "ops",
     "gpu_name",
@@ -782,6 +784,35 @@ def knn(
     dtype: _DType | None = None,
     device: _Device = "auto",
     level: str | None = None,
+) -> tuple[Any, Any]: ...
+@overload
+def binarize(
+    x: NDArray[Any] | _ArrayLike,
+    /,
+    threshold: _Scalar | _ArrayLike = 0,
+    *,
+    bitorder: _BitOrder = "big",
+    out: None = None,
+    device: _Device = "auto",
+) -> NDArray[np.uint8]: ...
+@overload
+def binarize(
+    x: _Input,
+    /,
+    threshold: _Scalar | _ArrayLike = 0,
+    *,
+    bitorder: _BitOrder = "big",
+    out: Any = None,
+    device: _Device = "auto",
+) -> Any: ...
+def rescore(
+    queries: _Input,
+    codes: _Input,
+    candidates: _Input,
+    k: int | None = None,
+    /,
+    *,
+    bitorder: _BitOrder = "big",
 ) -> tuple[Any, Any]: ...
 def run(
     op: str | int,

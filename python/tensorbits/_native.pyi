@@ -12,6 +12,8 @@ __all__ = [
     "pair_plain",
     "knn_plain",
     "op_index",
+    "binarize",
+    "rescore",
     "knn",
     "gpu_name",
     "ops",
@@ -70,3 +72,19 @@ def gpu_name() -> str: ...
 def ops() -> list[tuple[str, str, list[str], str]]: ...
 def set_num_threads(threads: int) -> None: ...
 def get_num_threads() -> int: ...
+def binarize(
+    x: Any,
+    out: Any,
+    bitorder: str,
+    device: str,
+    typed: Any | None = None,
+    reals: list[float] | None = None,
+    ints: list[int] | None = None,
+) -> None: ...
+def rescore(
+    queries: Any,
+    codes: Any,
+    candidates: Any,
+    k: int | None,
+    bitorder: str,
+) -> tuple[NDArray[np.float32], NDArray[np.int64]]: ...
