@@ -8,7 +8,7 @@
 mod common;
 
 use common::{Rng, gpu};
-use tensorbits::{Options, Target, Tensor, ops};
+use tensorbits::{BitOrder, Options, Target, Tensor, ops};
 
 /// Runs op `$op` with options `$opts` on the GPU target `$t` and on the CPU, and asserts the same
 /// elements.
@@ -283,4 +283,49 @@ fn a_broadcast_op_over_more_than_128_mib() {
     let a = Tensor::from_vec(words(81), &[n]).unwrap();
     let b = Tensor::from_vec([words(82), words(83)].concat(), &[2, n]).unwrap();
     same_as_cpu!(&t, ops::BitXor, &Options::new(), &b, &a);
+}
+
+/// Dot products of ±1 codes (an affine sum, ranked largest first) with valid bits, past the GPU's
+/// limits: knn over 600,000 codes of 32 bytes with 250 of their 256 bits valid (the padding is
+/// cleared by a shader over a scratch copy of the database, more than 65,535 workgroups of it) for
+/// k = 10 and 100 in both bit orders and smallest first; all-pairs products of one query against
+/// more than 128 MiB of codes (the cleared copy split over bindings); rows longer than one chunk,
+/// whose partial counts merge before the epilogue maps them.
+#[test]
+fn binary_dot_with_valid_bits_at_scale() {
+    let Some(g) = gpu::gpu() else { return };
+    let t = Target::Gpu(g);
+    let (n, bytes) = (600_000, 32);
+    let db = Tensor::from_vec(random_bytes(n * bytes, 81), &[n, bytes]).unwrap();
+    let mut q = random_bytes(3 * bytes, 82);
+    q[..bytes].copy_from_slice(&db.data()[4321 * bytes..4322 * bytes]);
+    let q = Tensor::from_vec(q, &[3, bytes]).unwrap();
+    for order in [BitOrder::Big, BitOrder::Little] {
+        let opts = Options::new().bits(250).bitorder(order);
+        for (o, k) in [(opts, 10), (opts, 100), (opts.largest(false), 17)] {
+            let (gd, gi) = ops::BinaryDot::knn_on(&t, &o, &q, &db, k).unwrap();
+            let (cd, ci) = ops::BinaryDot::knn_on(&Target::Cpu, &o, &q, &db, k).unwrap();
+            assert!(
+                gd.data() == cd.data() && gi.data() == ci.data(),
+                "BINARY_DOT knn {order:?} k = {k}"
+            );
+        }
+    }
+    // The query equal to row 4321 has the largest product there: all 250 bits agree.
+    let (d, i) = ops::BinaryDot::knn_on(&t, &Options::new().bits(250), &q, &db, 1).unwrap();
+    assert_eq!((d.data()[0], i.data()[0]), (250, 4321));
+    let big = (130 << 20) / bytes;
+    let db = Tensor::from_vec(random_bytes(big * bytes, 83), &[big, bytes]).unwrap();
+    let q = Tensor::from_vec(random_bytes(bytes, 84), &[1, bytes]).unwrap();
+    same_as_cpu!(
+        &t,
+        ops::BinaryDot,
+        &Options::new().bits(251).bitorder(BitOrder::Little),
+        &q,
+        &db
+    );
+    let k = 300_001;
+    let a = Tensor::from_vec(random_bytes(2 * k, 85), &[2, k]).unwrap();
+    let b = Tensor::from_vec(random_bytes(3 * k, 86), &[3, k]).unwrap();
+    same_as_cpu!(&t, ops::BinaryDot, &Options::new().bits(8 * k - 3), &a, &b);
 }

@@ -223,35 +223,29 @@ impl GpuExecutor {
         let (Some(pad), Some((dims, first))) = (plan.pad, plan.padded_rows(input)) else {
             return Ok(());
         };
-        let rows: u64 = dims.iter().map(|&(n, _)| n as u64).product();
-        if buffer.size() > self.limits.max_binding {
+        // Chunks of the outermost dimension's rows, each in a window of the buffer that fits a
+        // binding (a copy past `max_storage_buffer_binding_size` takes several dispatches).
+        let (outer_n, outer_s) = dims.first().map_or((1, 0), |&(n, s)| (n as u64, s as u64));
+        let inner = dims.get(1..).unwrap_or(&[]);
+        let inner_rows: u64 = inner.iter().map(|&(n, _)| n as u64).product();
+        let inner_reach: u64 = inner.iter().map(|&(n, s)| (n as u64 - 1) * s as u64).sum();
+        let es = plan.in_dtype.size() as u64;
+        let lim = &self.limits;
+        let reach = |c: u64| (c - 1) * outer_s + inner_reach + 1;
+        let room = lim.max_binding.saturating_sub(lim.offset_align + 4);
+        let mut per = outer_n;
+        while per > 1 && reach(per) * es > room {
+            per = per.div_ceil(2);
+        }
+        if reach(1) * es > room {
             return Err(self.too_large(
                 op,
                 Some(input),
-                "zeroing the padding bits of valid bits in a copy",
-                Some(buffer.size()),
+                "zeroing the padding bits of valid bits in a copy (one row)",
+                Some(reach(1) * es),
             ));
         }
         let w = split::word;
-        let header = Header {
-            count: w(rows),
-            elements: plan.in_dtype.size() as u32,
-            extra: w(offset),
-            epilogue: Epilogue {
-                offset: pad.mask,
-                scale: 0,
-                flip: None,
-            },
-            ..Header::default()
-        };
-        let sizes: Vec<u32> = dims.iter().map(|&(n, _)| w(n as u64)).collect();
-        let mut base = [0u32; SLOTS];
-        base[0] = w(first as u64);
-        let mut strides = [[0u32; MAX_RANK]; SLOTS];
-        for (d, &(_, s)) in dims.iter().enumerate() {
-            strides[0][d] = w(s as u64);
-        }
-        let params = params_bytes(&header, &sizes, &base, &strides);
         static PAD: std::sync::OnceLock<GpuKernel> = std::sync::OnceLock::new();
         let kernel = PAD.get_or_init(|| GpuKernel {
             input: plan.in_dtype,
@@ -260,14 +254,38 @@ impl GpuExecutor {
             source: String::leak(pad_shader()),
         });
         let pipeline = self.pipeline(op, kernel, 0)?;
-        let groups = split::groups(rows, u64::from(WORKGROUP_SIZE), &self.limits);
-        self.dispatch(
-            &pipeline,
-            &params,
-            &[(buffer, Self::whole(buffer))],
-            groups,
-            enc,
-        )
+        let mut i0 = 0;
+        while i0 < outer_n {
+            let c = per.min(outer_n - i0);
+            let lo = offset + (first as u64 + i0 * outer_s) * es;
+            let (win, _) = split::window(lo, reach(c), es, 4, lim);
+            let rows = c * inner_rows;
+            let header = Header {
+                count: w(rows),
+                elements: plan.in_dtype.size() as u32,
+                extra: w(lo - win.offset),
+                epilogue: Epilogue {
+                    offset: pad.mask,
+                    scale: 0,
+                    flip: None,
+                },
+                ..Header::default()
+            };
+            let mut sizes: Vec<u32> = dims.iter().map(|&(n, _)| w(n as u64)).collect();
+            if let Some(s0) = sizes.first_mut() {
+                *s0 = w(c);
+            }
+            let base = [0u32; SLOTS];
+            let mut strides = [[0u32; MAX_RANK]; SLOTS];
+            for (d, &(_, s)) in dims.iter().enumerate() {
+                strides[0][d] = w(s as u64);
+            }
+            let params = params_bytes(&header, &sizes, &base, &strides);
+            let groups = split::groups(rows, u64::from(WORKGROUP_SIZE), lim);
+            self.dispatch(&pipeline, &params, &[(buffer, win)], groups, enc)?;
+            i0 += c;
+        }
+        Ok(())
     }
 
     /// The error for work that cannot fit the device's bindings: which tensor (slot) of `op` needs
