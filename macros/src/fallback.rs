@@ -5,7 +5,7 @@
 //! type-check, so the user sees only the spec's errors, not one more at every call site.
 
 use crate::ast::Spec;
-use crate::expand::{Method, Signature, methods};
+use crate::methods::{Method, Signature, methods};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{Expr, ItemStruct};
@@ -59,17 +59,7 @@ pub fn expand(s: &ItemStruct, spec: &Spec) -> TokenStream {
         wide: false,
     };
     let body = |method: Method| {
-        let extra: &[&str] = match method {
-            Method::Run => &[],
-            Method::RunWith | Method::InPlace(_) => &["options"],
-            Method::RunInto => &["options", "out"],
-            Method::RunOn => &["target", "options"],
-            Method::RunGpu => &["gpu", "options"],
-            Method::Knn => &["k"],
-            Method::KnnWith => &["options", "k"],
-            Method::KnnOn => &["target", "options", "k"],
-        };
-        let extra = extra.iter().map(|e| format_ident!("{e}"));
+        let extra = method.params().iter().map(|e| format_ident!("{e}"));
         quote! {
             let _ = (#(#extra,)* #(#inputs,)*);
             ::core::unreachable!("the spec of this op has errors")

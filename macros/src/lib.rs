@@ -2,9 +2,11 @@
 //! unsupported data types are compile errors, a CPU kernel lowered from the `compute` expression, and
 //! rustdoc with the DirectML-style "Tensor support" tables. Use it through the `tensorbits` crate.
 //!
-//! The work is parse -> validate -> expand, one file each; `ir` holds the lowered expression that
-//! every kernel is generated from, `docs` the rustdoc, and `fallback` what a spec with mistakes
-//! expands to beside its errors.
+//! The work is parse (`ast`) -> validate (`valid`) -> expand (`expand`, the pipeline). A valid spec
+//! expands into `kernels` (the CPU and GPU kernel tables), `traits` (the supported types as
+//! bounds), `methods` (the typed API and its parameter names) and `docs` (the rustdoc); `ir` holds
+//! the lowered expression every kernel is generated from, `types` the tokens of the core's types,
+//! and `fallback` what a spec with mistakes expands to beside its errors.
 
 mod ast;
 mod ctxt;
@@ -12,6 +14,10 @@ mod docs;
 mod expand;
 mod fallback;
 mod ir;
+mod kernels;
+mod methods;
+mod traits;
+mod types;
 mod valid;
 
 use proc_macro::TokenStream;

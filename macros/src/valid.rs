@@ -377,8 +377,8 @@ fn check_inputs(l: &Listed, pairwise: bool, cx: &mut Ctxt) -> Vec<Ident> {
         }
         // The generated methods take these parameters beside the inputs.
         let name = id.to_string();
-        let reserved = crate::expand::RESERVED.contains(&name.as_str())
-            || (pairwise && crate::expand::RESERVED_PAIRWISE.contains(&name.as_str()));
+        let reserved = crate::methods::RESERVED.contains(&name.as_str())
+            || (pairwise && crate::methods::RESERVED_PAIRWISE.contains(&name.as_str()));
         if reserved {
             cx.error(id, format!("`{id}` is reserved: the generated methods have a parameter of that name beside the inputs; choose another input name"));
         } else if name == "BITS" {
