@@ -38,7 +38,7 @@ pub use api::dynamic::{
 pub use api::nd::NdOp;
 pub use api::orient::{Orientation, SignedLayout, orient};
 pub use api::rescore::rescore;
-pub use api::tensor::{Tensor, TensorView, TensorViewMut};
+pub use api::tensor::{IntoView, Tensor, TensorView, TensorViewMut};
 pub use api::typed::{DefaultOutput, Options, OutputChoice};
 pub use dims::Dims;
 pub use element::Element;

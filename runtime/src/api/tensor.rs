@@ -368,6 +368,43 @@ impl<'a, T: Element> From<&TensorView<'a, T>> for TensorView<'a, T> {
     }
 }
 
+/// What an input of element type `T` may be: a [`Tensor<T>`] by reference, or a [`TensorView<T>`]
+/// (or a reference to one). The typed methods of `#[bitwise_op]` ops take their inputs through it,
+/// so that an input of another element type is one sentence: the inputs of a call share one element
+/// type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an input of element type `{T}`",
+    label = "expected a tensor of `{T}` here",
+    note = "the inputs of one call share one element type (`{T}` here, from another input or the \
+            call's types): convert one input (for example `Tensor::from_vec(t.data().iter().map(|&v| \
+            v as {T}).collect(), t.shape())`), or call the op once per type"
+)]
+pub trait IntoView<'a, T> {
+    /// The input as a view.
+    fn into_view(self) -> TensorView<'a, T>;
+}
+
+impl<'a, T: Element> IntoView<'a, T> for &'a Tensor<T> {
+    #[inline]
+    fn into_view(self) -> TensorView<'a, T> {
+        self.view()
+    }
+}
+
+impl<'a, T: Element> IntoView<'a, T> for TensorView<'a, T> {
+    #[inline]
+    fn into_view(self) -> TensorView<'a, T> {
+        self
+    }
+}
+
+impl<'a, T: Element> IntoView<'a, T> for &TensorView<'a, T> {
+    #[inline]
+    fn into_view(self) -> TensorView<'a, T> {
+        *self
+    }
+}
+
 /// A mutable borrowed tensor with element strides: the destination of `run_into` and in-place calls.
 /// Strides must be non-zero and no two elements may share memory.
 pub struct TensorViewMut<'a, T> {
