@@ -405,10 +405,12 @@ pub enum Error {
         what: &'static str,
     },
     /// knn asked for more neighbours than there are rows.
-    #[error("{op}: k = {k} is more than the {rows} rows of BTensor")]
+    #[error("{op}: k = {k} is more than the {rows} rows of {tensor}")]
     KTooLarge {
         /// Op name.
         op: &'static str,
+        /// The second input's name (`BTensor`), from the spec.
+        tensor: String,
         /// The k asked for.
         k: usize,
         /// Rows of the second input.

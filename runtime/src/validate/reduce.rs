@@ -509,6 +509,7 @@ fn knn_shape(op: &OpInfo, call: &Call, plan: &mut Plan, k: usize) -> Result<Dims
     if k > rows {
         return Err(Error::KTooLarge {
             op: op.name(),
+            tensor: op.tensor_name(1),
             k,
             rows,
         });

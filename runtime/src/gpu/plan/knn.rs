@@ -162,8 +162,9 @@ pub fn knn_local_iterations(rows: u64, kdim: u64) -> u64 {
 /// Plans a knn over one batch index.
 pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
     let w = word;
-    let too_large = |what: String, bytes: u64| TooLarge {
-        slot: None,
+    // `slot`: the input named after `what` in the error (`None` for scratch and outputs).
+    let too_large = |slot: Option<usize>, what: String, bytes: u64| TooLarge {
+        slot,
         what,
         bytes: Some(bytes),
     };
@@ -210,8 +211,9 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
     let merged = c.lists > 1;
     if merged && per_row > room {
         return Err(too_large(
+            Some(0),
             format!(
-                "the partial lists of one row of ATensor ({} lists of {} entries; k = {})",
+                "the partial lists ({} lists of {} entries; k = {}) of one row",
                 c.lists, c.keep, s.k
             ),
             per_row,
@@ -221,6 +223,7 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
     let out_row = s.k * 8;
     if out_row > room {
         return Err(too_large(
+            None,
             format!("one row of the indices (k = {})", s.k),
             out_row,
         ));
@@ -244,7 +247,7 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
         batch = batch.div_ceil(2);
     }
     if a_row(1) > room {
-        return Err(too_large("one row of ATensor".to_owned(), a_row(1)));
+        return Err(too_large(Some(0), "one row".to_owned(), a_row(1)));
     }
     let max_units = u64::from(lim.max_groups).pow(2);
     let groups = |units: u64, per: u64| groups(units, per, lim);
@@ -286,7 +289,8 @@ pub fn plan_knn(s: &KnnShape, lim: &Limits) -> Result<KnnPlan, TooLarge> {
             let (wb, bb) = b_window(tn);
             if wb.size > lim.max_binding {
                 return Err(too_large(
-                    format!("a tile of {} rows of BTensor", c.span),
+                    Some(1),
+                    format!("a tile of {} rows", c.span),
                     wb.size,
                 ));
             }
