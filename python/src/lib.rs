@@ -20,9 +20,64 @@ use tensorbits::{
     Input, OpInfo, Orientation, SignedLayout, TensorDesc,
 };
 
-/// The library's error as the Python exception that fits it, with the library's message.
+/// A list of the library's type names (`i64, u8, bool`) as numpy's dtype names in numpy's order
+/// (`bool, uint8, int64`): bool, the signed, the unsigned and the floats, each narrowest first.
+fn numpy_names(list: &str) -> String {
+    let mut types: Vec<DataType> = list.split(", ").filter_map(DataType::from_name).collect();
+    types.sort_by_key(|t| ("biuf".find(t.numpy_kind()), t.size()));
+    let names: Vec<&str> = types.iter().map(|t| t.numpy_name()).collect();
+    names.join(", ")
+}
+
+/// The library's message, with numpy's dtype names where it names data types.
+fn py_message(e: &Error) -> String {
+    match e {
+        Error::UnsupportedDataType {
+            op,
+            tensor,
+            dtype,
+            level,
+            supported,
+        } => format!(
+            "{op} does not support dtype {} ({tensor}) at {level}; dtypes supported at {level}: {}",
+            dtype.numpy_name(),
+            numpy_names(supported)
+        ),
+        Error::DataTypeMismatch {
+            op,
+            tensor,
+            dtype,
+            expected,
+            first,
+        } => format!(
+            "{op}: {tensor} has dtype {}, but the inputs of a call share one dtype, {first}'s {}; \
+             convert one of them (x.astype(...))",
+            dtype.numpy_name(),
+            expected.numpy_name()
+        ),
+        Error::OutputDataType {
+            op,
+            dtype,
+            expected,
+        } => {
+            let (one_of, list) = match expected.strip_prefix("one of ") {
+                Some(list) => ("one of ", list),
+                None => ("", expected.as_str()),
+            };
+            format!(
+                "{op}: the result's dtype {} is not one the op writes; expected {one_of}{}",
+                dtype.numpy_name(),
+                numpy_names(list)
+            )
+        }
+        other => other.to_string().replace('\n', " "),
+    }
+}
+
+/// The library's error as the Python exception that fits it, with the library's message (numpy's
+/// dtype names for data types).
 pub(crate) fn py_err(e: Error) -> PyErr {
-    let msg = e.to_string().replace('\n', " ");
+    let msg = py_message(&e);
     match e {
         Error::UnsupportedDataType { .. }
         | Error::DataTypeMismatch { .. }

@@ -5,6 +5,14 @@ import pytest
 
 import tensorbits as tb
 
+# torch's custom ops and torch.compile load triton (with its own LLVM) where it is installed, which
+# crashes a process that loaded Mesa's lavapipe (also LLVM) first: as tensorbits.torch does, load
+# it before any test makes a GPU device.
+try:
+    import torch._dynamo  # noqa: F401
+except ImportError:
+    pass
+
 INT_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 FLOAT_TYPES = ["float16", "float32", "float64"]
 ALL_TYPES = ["bool"] + INT_TYPES + FLOAT_TYPES
