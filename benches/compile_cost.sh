@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What declaring and calling ops costs a user's release build. Generates a small binary crate that
 # depends on this checkout, in three variants: no ops; ten user-declared ops that main never calls;
-# the same ten ops each called on one data type. For each: one warm-up build, then three rebuilds
+# the same ten ops each called on one data type; two ops called through every entry point (typed CPU
+# calls, in place, knn, and the GPU through run_on and knn_on). For each: one warm-up build, then three rebuilds
 # after touching main.rs, and the median wall time. Usage: bash benches/compile_cost.sh [runs]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -87,8 +88,47 @@ $calls
     Ok(())
 }"
 
+# Two ops called through every entry point: typed CPU calls (new output, options, into an
+# existing tensor, in place), the GPU through run_on, and knn on the CPU and through knn_on.
+entries_ops='
+use tensorbits::{bitwise_op, GpuExecutor, Options, Target, Tensor};
+
+#[bitwise_op(inputs = [a, b], compute = a & !b, broadcast = [numpy], in_place = [a], support(EXT = [u8, u16, u32, u64]))]
+pub struct AndNot;
+#[bitwise_op(inputs = [a, b], compute = (a ^ b).count_ones(), reduce = sum, pairwise, output = [u32, u16], support(EXT = [u8, u16, u32, u64]))]
+pub struct Codes;
+'
+entries_calls='
+    let a = Tensor::from_vec((0..64u32).collect(), &[8, 8])?;
+    let b = Tensor::from_vec((0..64u32).map(|x| x * 7).collect(), &[8, 8])?;
+    let opts = Options::new();
+    let mut sum = AndNot::run(&a, &b)?.data()[3] as u64;
+    sum += AndNot::run_with(&opts, &a, &b)?.data()[3] as u64;
+    let mut out = Tensor::from_vec(vec![0u32; 64], &[8, 8])?;
+    AndNot::run_into(&opts, &a, &b, &mut out)?;
+    let mut c = a.clone();
+    AndNot::run_in_place_a(&opts, &mut c, &b)?;
+    sum += (out.data()[3] ^ c.data()[3]) as u64;
+    sum += Codes::run(&a, &b)?.data()[3] as u64;
+    let (d, i) = Codes::knn(&a, &b, 3)?;
+    sum += d.data()[0] as u64 + i.data()[0] as u64;
+    if let Ok(gpu) = GpuExecutor::new_blocking() {
+        let t = Target::Gpu(&gpu);
+        sum += AndNot::run_on(&t, &opts, &a, &b)?.data()[3] as u64;
+        sum += Codes::run_on(&t, &opts, &a, &b)?.data()[3] as u64;
+        let (d, _) = Codes::knn_on(&t, &opts, &a, &b, 3)?;
+        sum += d.data()[0] as u64;
+    }
+    println!("{sum}");
+'
+make_crate entries "$entries_ops
+fn main() -> Result<(), tensorbits::Error> {
+$entries_calls
+    Ok(())
+}"
+
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-for v in none declared called; do
+for v in none declared called entries; do
     (cd "$work/$v" && cargo build --release -q)
     times=()
     for _ in $(seq "$runs"); do
