@@ -454,3 +454,136 @@ fn gpu_past_one_binding_and_65535_workgroups() {
         );
     }
 }
+
+/// On regions of the caller's buffers (a framework's pooled buffers): `x` and the codes at offsets
+/// inside larger buffers; the codes equal the CPU's and the bytes around them keep their values.
+#[test]
+fn gpu_on_regions_of_a_callers_buffers() {
+    let Some(g) = gpu::gpu() else { return };
+    let (rows, d) = (37usize, 45usize);
+    let nb = d.div_ceil(8);
+    let mut rng = Rng(99);
+    let x: Vec<f32> = (0..rows * d)
+        .map(|_| (rng.next() % 2001) as f32 / 1000.0 - 1.0)
+        .collect();
+    let desc = TensorDesc::new(DataType::F32, &[rows, d]).unwrap();
+    let thresholds = Thresholds::from_f64(DataType::F32, &[0.25]);
+    let mut want = vec![0u8; rows * nb];
+    binarize_bytes(
+        &desc,
+        bytemuck::cast_slice(&x),
+        &thresholds,
+        BitOrder::Little,
+        &mut want,
+    )
+    .unwrap();
+    // x at byte 256 + 8 of its buffer; the codes at byte 13 of a buffer of 0xAB bytes (garbage
+    // where they go, too).
+    let (x_at, out_at) = (264usize, 13usize);
+    let mut xb = vec![0u8; x_at + x.len() * 4 + 40];
+    xb[x_at..x_at + x.len() * 4].copy_from_slice(bytemuck::cast_slice(&x));
+    let ob = vec![0xABu8; out_at + rows * nb + 11];
+    let xbuf = g.storage_buffer("x", xb.len(), &xb).unwrap();
+    let obuf = g
+        .storage_buffer("codes", ob.len().div_ceil(4) * 4, &ob)
+        .unwrap();
+    let out_desc = TensorDesc::new(DataType::U8, &[rows, nb]).unwrap();
+    g.binarize_into(
+        &tensorbits::GpuRegion {
+            buffer: &xbuf,
+            offset: x_at as u64,
+            desc,
+        },
+        &thresholds,
+        BitOrder::Little,
+        &tensorbits::GpuRegion {
+            buffer: &obuf,
+            offset: out_at as u64,
+            desc: out_desc,
+        },
+        None,
+    )
+    .unwrap();
+    let got = g.read_bytes(&obuf, 0, obuf.size()).unwrap();
+    assert_eq!(&got[out_at..out_at + rows * nb], &want[..], "codes");
+    assert!(
+        got[..out_at].iter().all(|&b| b == 0xAB),
+        "bytes before the codes"
+    );
+    assert!(
+        got[out_at + rows * nb..ob.len()].iter().all(|&b| b == 0xAB),
+        "bytes after the codes"
+    );
+    // A strided x, or codes of another shape, are refused before any work.
+    let strided = desc.with_strides(&[1, rows]).unwrap();
+    let e = g
+        .binarize_into(
+            &tensorbits::GpuRegion {
+                buffer: &xbuf,
+                offset: 0,
+                desc: strided,
+            },
+            &thresholds,
+            BitOrder::Little,
+            &tensorbits::GpuRegion {
+                buffer: &obuf,
+                offset: 0,
+                desc: out_desc,
+            },
+            None,
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("packed"), "{e}");
+}
+
+/// `x` and the codes in one buffer (as a framework's memory pool places them): `x` is read from a
+/// copy, and the codes are the CPU's.
+#[test]
+fn gpu_on_regions_of_one_buffer() {
+    let Some(g) = gpu::gpu() else { return };
+    let (rows, d) = (9usize, 21usize);
+    let nb = d.div_ceil(8);
+    let x: Vec<u16> = (0..rows * d).map(|i| (i * 7919 % 65_536) as u16).collect();
+    let desc = TensorDesc::new(DataType::U16, &[rows, d]).unwrap();
+    let thresholds = Thresholds::from_i128(DataType::U16, &[30_000]);
+    let mut want = vec![0u8; rows * nb];
+    binarize_bytes(
+        &desc,
+        bytemuck::cast_slice(&x),
+        &thresholds,
+        BitOrder::Big,
+        &mut want,
+    )
+    .unwrap();
+    let mut bytes = bytemuck::cast_slice::<u16, u8>(&x).to_vec();
+    let out_at = bytes.len() + 2;
+    bytes.resize(out_at + rows * nb + 5, 0x5A);
+    let buf = g
+        .storage_buffer("pool", bytes.len().div_ceil(4) * 4, &bytes)
+        .unwrap();
+    let out_desc = TensorDesc::new(DataType::U8, &[rows, nb]).unwrap();
+    g.binarize_into(
+        &tensorbits::GpuRegion {
+            buffer: &buf,
+            offset: 0,
+            desc,
+        },
+        &thresholds,
+        BitOrder::Big,
+        &tensorbits::GpuRegion {
+            buffer: &buf,
+            offset: out_at as u64,
+            desc: out_desc,
+        },
+        None,
+    )
+    .unwrap();
+    let got = g.read_bytes(&buf, 0, buf.size()).unwrap();
+    assert_eq!(&got[out_at..out_at + rows * nb], &want[..]);
+    assert_eq!(&got[..out_at], &bytes[..out_at], "x and the bytes after it");
+    assert!(
+        got[out_at + rows * nb..bytes.len()]
+            .iter()
+            .all(|&b| b == 0x5A)
+    );
+}

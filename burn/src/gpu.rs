@@ -11,8 +11,10 @@ use crate::{DataType, Error, check_rank, dtype, knn_shape, out_type};
 use burn::backend::wgpu::{CubeBackend, CubeTensor, WgpuDevice};
 use burn::backend::{Cube, DispatchDevice, TensorMetadata};
 use burn::cubecl::wgpu::{AutoCompiler, WgpuServer};
-use burn::tensor::{Device, Int, Tensor};
-use tensorbits::{Call, GpuExecutor, GpuInput, GpuRegion, OpInfo, TensorDesc};
+use burn::tensor::{DType, Device, Int, Tensor};
+use tensorbits::{
+    BitOrder, Call, GpuExecutor, GpuInput, GpuRegion, OpInfo, TensorDesc, Thresholds,
+};
 
 /// The wgpu device of a burn device on the wgpu runtime.
 pub fn wgpu_of(device: &Device) -> Option<WgpuDevice> {
@@ -42,6 +44,16 @@ fn cube<const D: usize>(t: Tensor<D, Int>) -> Result<CubeTensor, Error> {
     Ok(client.resolve_tensor_int::<CubeBackend>(fused))
 }
 
+/// The CubeCL tensor of a burn float tensor on the wgpu runtime, burn's pending work on it run
+/// first.
+fn cube_float<const D: usize>(t: Tensor<D>) -> Result<CubeTensor, Error> {
+    let fused = t
+        .try_into_primitive::<Cube>()
+        .map_err(|e| gpu_err(format!("not a tensor of the wgpu runtime ({e:?})")))?;
+    let client = fused.client.clone();
+    Ok(client.resolve_tensor_float::<CubeBackend>(fused))
+}
+
 /// A bound tensor: its buffer (and what keeps its memory in place until the work is submitted),
 /// the byte offset of element 0, and its description.
 struct Bound<M> {
@@ -60,14 +72,15 @@ fn bind(
         .get_resource::<WgpuServer<AutoCompiler>>(t.handle.clone())
         .map_err(|e| gpu_err(format!("{e:?}")))?;
     let r = managed.resource();
-    let (buffer, offset, size) = (r.buffer.clone(), r.offset, r.size);
+    // The region is checked against the whole (pooled) buffer: kernels that read whole words may
+    // read past the tensor's last byte, never write there.
+    let (buffer, offset) = (r.buffer.clone(), r.offset);
     let shape: Vec<usize> = TensorMetadata::shape(t).to_vec();
     let strides: Vec<usize> = t.meta.strides().to_vec();
     let mut desc = TensorDesc::new(read(crate::data_type(t.dtype)?), &shape)?;
     if !t.is_contiguous() {
         desc = desc.with_strides(&strides)?;
     }
-    let desc = desc.with_total_bytes(size as usize);
     Ok(Bound {
         _keep: managed,
         buffer,
@@ -124,6 +137,33 @@ pub fn run<const D: usize, const E: usize>(
     let ins: Vec<GpuInput<'_>> = bound.iter().map(|b| GpuInput::Region(region(b))).collect();
     gpu.execute(op, call, &ins, &region(&target), None)?;
     Ok(result)
+}
+
+/// `binarize` of a float tensor on burn's device: `x` (made packed by burn first if it is a view)
+/// into new `u8` codes burn allocates, written in place.
+pub fn binarize<const D: usize>(
+    gpu: &GpuExecutor,
+    x: &Tensor<D>,
+    thresholds: &Thresholds,
+    bitorder: BitOrder,
+    device: &Device,
+) -> Result<Tensor<D, Int>, Error> {
+    let mut c = cube_float(x.clone())?;
+    if !c.is_contiguous() {
+        // A view: burn's own copy packs it (the comparison's result is the same for every value,
+        // -0.0 and NaN included).
+        c = cube_float(x.clone().mul_scalar(1.0))?;
+    }
+    let xb = bind(&c, &|t| t)?;
+    let mut shape = TensorMetadata::shape(&c).to_vec();
+    if let Some(last) = shape.last_mut() {
+        *last = last.div_ceil(8);
+    }
+    // burn's own kernels cannot write u8 on WGSL: the codes are allocated, and written whole.
+    let codes = Tensor::<D, Int>::empty(shape, (device, DType::U8));
+    let target = bind(&cube(codes.clone())?, &|t| t)?;
+    gpu.binarize_into(&region(&xb), thresholds, bitorder, &region(&target), None)?;
+    Ok(codes)
 }
 
 pub fn knn<const D: usize>(

@@ -22,7 +22,9 @@
 use burn::backend::wgpu::{RuntimeOptions, WgpuDevice, WgpuSetup, init_device, wgpu};
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use std::sync::{Arc, Mutex};
-use tensorbits::{Call, DataType, Error, GpuExecutor, Input, Op, OpInfo, TensorDesc, ops};
+use tensorbits::{
+    BitOrder, Call, DataType, Error, GpuExecutor, Input, Op, OpInfo, TensorDesc, Thresholds, ops,
+};
 
 mod gpu;
 
@@ -79,7 +81,7 @@ fn shared(device: &WgpuDevice) -> Option<Arc<GpuExecutor>> {
         .map(|(_, e)| e.clone())
 }
 
-/// burn's integer dtype as tensorbits' data type.
+/// burn's dtype as tensorbits' data type.
 fn data_type(dtype: DType) -> Result<DataType, Error> {
     Ok(match dtype {
         DType::U8 => DataType::U8,
@@ -90,10 +92,13 @@ fn data_type(dtype: DType) -> Result<DataType, Error> {
         DType::I16 => DataType::I16,
         DType::I32 => DataType::I32,
         DType::I64 => DataType::I64,
+        DType::F16 => DataType::F16,
+        DType::F32 => DataType::F32,
+        DType::F64 => DataType::F64,
         other => {
             return Err(Error::BadArgument {
                 op: "tensorbits-burn",
-                reason: format!("an Int tensor of dtype {other:?} has no tensorbits data type"),
+                reason: format!("a tensor of dtype {other:?} has no tensorbits data type"),
             });
         }
     })
@@ -477,6 +482,69 @@ impl<const D: usize> TensorBits<D> for Tensor<D, Int> {
         let mut inputs = vec![self.clone()];
         inputs.extend(rest.iter().map(|t| (*t).clone()));
         run(O::INFO, &Call::default(), &inputs, None)
+    }
+}
+
+/// tensorbits' `binarize` as a method of burn's float tensors: binary codes of embeddings or
+/// activations, for [`TensorBits::knn`] and the pairwise ops.
+pub trait FloatBits<const D: usize>: Sized {
+    /// `np.packbits(x > threshold, axis=-1, bitorder=...)`: a `u8` tensor of `x`'s shape with the
+    /// last axis `ceil(D / 8)`, on `x`'s device (in place on burn's wgpu buffers). The threshold
+    /// is compared exactly at the tensor's float type; a NaN is never above it.
+    fn binarize(&self, threshold: f64, bitorder: BitOrder) -> Result<Tensor<D, Int>, Error>;
+}
+
+impl<const D: usize> FloatBits<D> for Tensor<D> {
+    fn binarize(&self, threshold: f64, bitorder: BitOrder) -> Result<Tensor<D, Int>, Error> {
+        let op = "BINARIZE";
+        let t = match self.dtype() {
+            DType::F16 => DataType::F16,
+            DType::F32 => DataType::F32,
+            DType::F64 => DataType::F64,
+            other => {
+                return Err(Error::BadArgument {
+                    op,
+                    reason: format!("takes f16, f32 or f64 tensors, not {other:?}"),
+                });
+            }
+        };
+        if D == 0 {
+            return Err(Error::BadArgument {
+                op,
+                reason: "packs the last axis; got a 0-d tensor".to_owned(),
+            });
+        }
+        let thresholds = Thresholds::from_f64(t, &[threshold]);
+        let device = self.device();
+        if let Some(w) = gpu::wgpu_of(&device) {
+            let gpu = shared(&w).ok_or_else(|| Error::GpuUnsupported {
+                what: format!(
+                    "{op}: this wgpu device was not made by tensorbits_burn::wgpu_device(), so \
+                     tensorbits cannot reach its buffers; make burn's device with it"
+                ),
+            })?;
+            return gpu::binarize(&gpu, self, &thresholds, bitorder, &device);
+        }
+        if !gpu::is_ndarray(&device) {
+            return Err(Error::BadArgument {
+                op,
+                reason: format!(
+                    "runs on burn's wgpu (tensorbits_burn::wgpu_device()) and ndarray devices, not on {device:?}"
+                ),
+            });
+        }
+        let data = self.clone().into_data();
+        let desc = TensorDesc::new(t, data.shape().as_slice())?;
+        let mut shape = data.shape().to_vec();
+        if let Some(last) = shape.last_mut() {
+            *last = last.div_ceil(8);
+        }
+        let mut codes = vec![0u8; shape.iter().product()];
+        tensorbits::binarize_bytes(&desc, data.as_bytes(), &thresholds, bitorder, &mut codes)?;
+        Ok(Tensor::from_data(
+            TensorData::from_bytes_vec(codes, shape, DType::U8),
+            (&device, DType::U8),
+        ))
     }
 }
 

@@ -295,3 +295,55 @@ fn the_readme_example_gives_what_it_says() {
         assert_eq!(ints(&counts), [0, 3, 1, 4], "{name}");
     }
 }
+
+/// binarize of float tensors (a view too) equals numpy's packbits of the comparison, worked out
+/// here, on every device; the codes then search with knn.
+#[test]
+fn binarize_float_tensors_then_search() {
+    use tensorbits::BitOrder;
+    use tensorbits_burn::FloatBits;
+    let (rows, d) = (50usize, 45usize);
+    let mut rng = Rng(31);
+    let x: Vec<f32> = (0..rows * d)
+        .map(|_| (rng.next() % 2001) as f32 / 1000.0 - 1.0)
+        .collect();
+    let packbits = |v: &[f32], cols: usize, order: BitOrder| -> Vec<i64> {
+        let nb = cols.div_ceil(8);
+        let mut out = vec![0i64; v.len() / cols * nb];
+        for (r, row) in v.chunks(cols).enumerate() {
+            for (j, &e) in row.iter().enumerate() {
+                if e > 0.25 {
+                    let bit = if order == BitOrder::Big {
+                        7 - j % 8
+                    } else {
+                        j % 8
+                    };
+                    out[r * nb + j / 8] |= 1 << bit;
+                }
+            }
+        }
+        out
+    };
+    for (name, device) in devices() {
+        let t = Tensor::<2>::from_data(TensorData::new(x.clone(), [rows, d]), &device);
+        for order in [BitOrder::Big, BitOrder::Little] {
+            let codes = t.binarize(0.25, order).unwrap();
+            assert_eq!(codes.dims(), [rows, d.div_ceil(8)], "{name}");
+            assert_eq!(codes.dtype(), DType::U8, "{name}");
+            assert_eq!(ints(&codes), packbits(&x, d, order), "{name} {order:?}");
+        }
+        // A view of columns 3..40: burn packs it first on the GPU.
+        let view = t.clone().slice([0..rows, 3..40]);
+        let cols: Vec<f32> = x.chunks(d).flat_map(|r| r[3..40].to_vec()).collect();
+        let codes = view.binarize(0.25, BitOrder::Big).unwrap();
+        assert_eq!(
+            ints(&codes),
+            packbits(&cols, 37, BitOrder::Big),
+            "{name} view"
+        );
+        // (burn's own kernels cannot slice u8 tensors on WGSL: the whole codes are the queries.)
+        let (dist, idx) = codes.knn(&codes, 1).unwrap();
+        assert_eq!(ints(&dist), vec![0; rows], "{name}");
+        assert_eq!(ints(&idx), (0..rows as i64).collect::<Vec<_>>(), "{name}");
+    }
+}

@@ -96,9 +96,11 @@ pub fn binarize_shader() -> String {
          \x20   let end = params.out_first + params.out_bytes;\n\
          \x20   if (u * 4u >= end) {{ return; }}\n\
          \x20   var word = 0u;\n\
+         \x20   var mine = 0u;\n\
          \x20   for (var q = 0u; q < 4u; q = q + 1u) {{\n\
          \x20       let w = u * 4u + q;\n\
          \x20       if (w < params.out_first || w >= end) {{ continue; }}\n\
+         \x20       mine = mine | (0xffu << (8u * q));\n\
          \x20       let g = w - params.out_first;\n\
          \x20       let row = g / params.nb;\n\
          \x20       let j = g % params.nb;\n\
@@ -111,10 +113,10 @@ pub fn binarize_shader() -> String {
          \x20       }}\n\
          \x20       word = word | (byte << (8u * q));\n\
          \x20   }}\n\
-         \x20   // The output starts zeroed; a word at a dispatch's edge holds bytes of the\n\
-         \x20   // rows before or after it, which other dispatches (ordered before or after\n\
-         \x20   // this one) OR in.\n\
-         \x20   out[u] = out[u] | word;\n\
+         \x20   // This dispatch's bytes of the word are replaced; the others (of rows that\n\
+         \x20   // dispatches before or after this one write, or bytes outside the codes) are\n\
+         \x20   // kept. One invocation owns each word, and dispatches run in order.\n\
+         \x20   out[u] = (out[u] & ~mine) | word;\n\
          }}\n"
     );
     s

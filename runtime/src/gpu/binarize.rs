@@ -3,7 +3,7 @@
 //! both compare exactly, the device through order-preserving keys the host computes for the
 //! thresholds.
 
-use super::{GpuExecutor, GpuTensor, split};
+use super::{GpuExecutor, GpuRegion, GpuTensor, split};
 use crate::api::binarize::{BINARIZE, Shape, Thresholds, packed_bytes, shape_of};
 use crate::cpu::binarize::float_key;
 use crate::element::Element;
@@ -56,15 +56,16 @@ fn kind(dtype: DataType) -> u32 {
 }
 
 impl GpuExecutor {
-    /// Records `binarize` of the packed rows in `x` (from byte 0; of the thresholds' type) into
-    /// `out` (from byte 0, zeroed).
+    /// Records `binarize` of the packed rows in `x` (from byte `x_offset`; of the thresholds'
+    /// type) into `out` (from byte `out_offset`): whole words are read and written back with
+    /// only the codes' bytes replaced.
     fn encode_binarize(
         &self,
-        x: &wgpu::Buffer,
+        (x, x_offset): (&wgpu::Buffer, u64),
         s: &Shape,
         t: &Thresholds,
         bitorder: BitOrder,
-        out: &wgpu::Buffer,
+        (out, out_offset): (&wgpu::Buffer, u64),
         enc: &mut wgpu::CommandEncoder,
     ) -> Result<()> {
         let dtype = t.data_type();
@@ -114,8 +115,15 @@ impl GpuExecutor {
         while row0 < rows {
             let n = chunk.min(rows - row0);
             let out_bytes = n * row_out;
-            let (xw, x_first) = split::window(row0 * row_in, n * s.d as u64, es, 4, &self.limits);
-            let (ow, out_first) = split::window(row0 * row_out, out_bytes, 1, 4, &self.limits);
+            let (xw, x_first) = split::window(
+                x_offset + row0 * row_in,
+                n * s.d as u64,
+                es,
+                4,
+                &self.limits,
+            );
+            let (ow, out_first) =
+                split::window(out_offset + row0 * row_out, out_bytes, 1, 4, &self.limits);
             let mut params = Vec::with_capacity(BINARIZE_PARAMS_BYTES);
             for v in [
                 out_bytes,
@@ -182,7 +190,7 @@ impl GpuExecutor {
             s.rows * s.nb,
         )?;
         self.scoped(None, |enc| {
-            self.encode_binarize(x.buffer(), &s, &t, bitorder, out.buffer(), enc)
+            self.encode_binarize((x.buffer(), 0), &s, &t, bitorder, (out.buffer(), 0), enc)
         })?;
         Ok(out)
     }
@@ -214,10 +222,78 @@ impl GpuExecutor {
         let xb = self.storage_buffer("tensorbits x", x.len(), &x)?;
         let out = self.storage_buffer("tensorbits codes", n, &[])?;
         self.scoped(None, |enc| {
-            self.encode_binarize(&xb, &s, thresholds, bitorder, &out, enc)
+            self.encode_binarize((&xb, 0), &s, thresholds, bitorder, (&out, 0), enc)
         })?;
         let mut codes = self.read_bytes(&out, 0, (n as u64).div_ceil(4) * 4)?;
         codes.truncate(n);
         Ok(codes)
+    }
+
+    /// [`binarize_bytes`](crate::binarize_bytes) on regions of the caller's buffers, without
+    /// leaving the device: `x` a packed (C-order) tensor at any offset that is a multiple of its
+    /// element size, `out` packed `u8` of `x`'s shape with the last axis `ceil(D / 8)`, whatever
+    /// it holds; no byte outside it changes (the words it shares with its neighbours are written
+    /// back with their bytes). `x` may lie in the same buffer (it is then read from a copy). Validated before any work is recorded; recorded into `encoder`, or
+    /// submitted here without one.
+    pub fn binarize_into(
+        &self,
+        x: &GpuRegion<'_>,
+        thresholds: &Thresholds,
+        bitorder: BitOrder,
+        out: &GpuRegion<'_>,
+        encoder: Option<&mut wgpu::CommandEncoder>,
+    ) -> Result<()> {
+        let unsupported = |what: String| Error::GpuUnsupported {
+            what: format!("{BINARIZE}: {what}"),
+        };
+        x.desc.validate_as("x", false)?;
+        if x.desc.strides().is_some() {
+            return Err(unsupported(
+                "x must be packed (C order) on the GPU".to_owned(),
+            ));
+        }
+        let s = shape_of(&x.desc, thresholds)?;
+        if out.desc.data_type() != DataType::U8
+            || out.desc.sizes() != s.out.as_slice()
+            || out.desc.strides().is_some()
+        {
+            return Err(Error::BadArgument {
+                op: BINARIZE,
+                reason: format!(
+                    "the codes are packed u8 of shape {:?}; got {} {:?}{}",
+                    s.out,
+                    out.desc.data_type(),
+                    out.desc.sizes(),
+                    if out.desc.strides().is_some() {
+                        " with strides"
+                    } else {
+                        ""
+                    }
+                ),
+            });
+        }
+        super::check_region(x, "x")?;
+        super::check_region(out, "codes")?;
+        self.scoped(encoder, |enc| {
+            // A buffer cannot be bound for reading and writing in one dispatch: `x` in the codes'
+            // buffer (a framework's pooled buffer holds both) is read from a copy on the device.
+            let copy = if x.buffer == out.buffer {
+                Some(self.copy_region(x, enc)?)
+            } else {
+                None
+            };
+            let source = match &copy {
+                Some((b, o)) => (b, *o),
+                None => (x.buffer, x.offset),
+            };
+            self.encode_binarize(
+                source,
+                &s,
+                thresholds,
+                bitorder,
+                (out.buffer, out.offset),
+                enc,
+            )
+        })
     }
 }
