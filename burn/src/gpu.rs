@@ -1,14 +1,17 @@
 //! burn's wgpu backend: its tensors' buffers bound where they lie, on the `wgpu::Device` that
 //! [`wgpu_device`](crate::wgpu_device) shares with a tensorbits executor.
 //!
-//! burn's tensors on wgpu are fusion handles; resolving one runs burn's pending work on it and
-//! gives its CubeCL tensor (a handle into a pooled buffer, with its shape and strides), whose
-//! buffer, offset and size CubeCL's client hands out. burn and tensorbits submit to one queue, so
+//! burn's tensors on wgpu are fusion handles (with the `fusion` feature, burn's default);
+//! resolving one runs burn's pending work on it and gives its CubeCL tensor (a handle into a
+//! pooled buffer, with its shape and strides), whose buffer, offset and size CubeCL's client hands
+//! out. Without fusion, the CubeCL tensor is the primitive itself. burn and tensorbits submit to one queue, so
 //! tensorbits' dispatches run after burn's work on the inputs and before burn's next use of the
 //! output. Outputs are made by burn (`Tensor::empty` on the device) and written in place.
 
 use crate::{DataType, Error, check_rank, dtype, knn_shape, out_type};
-use burn::backend::wgpu::{CubeBackend, CubeTensor, WgpuDevice};
+#[cfg(feature = "fusion")]
+use burn::backend::wgpu::CubeBackend;
+use burn::backend::wgpu::{CubeTensor, WgpuDevice};
 use burn::backend::{Cube, DispatchDevice, TensorMetadata};
 use burn::cubecl::wgpu::{AutoCompiler, WgpuServer};
 use burn::tensor::{DType, Device, Int, Tensor};
@@ -37,21 +40,29 @@ fn gpu_err(what: impl std::fmt::Display) -> Error {
 
 /// The CubeCL tensor of a burn tensor on the wgpu runtime, burn's pending work on it run first.
 fn cube<const D: usize>(t: Tensor<D, Int>) -> Result<CubeTensor, Error> {
-    let fused = t
+    let p = t
         .try_into_primitive::<Cube>()
         .map_err(|e| gpu_err(format!("not a tensor of the wgpu runtime ({e:?})")))?;
-    let client = fused.client.clone();
-    Ok(client.resolve_tensor_int::<CubeBackend>(fused))
+    #[cfg(feature = "fusion")]
+    let p = {
+        let client = p.client.clone();
+        client.resolve_tensor_int::<CubeBackend>(p)
+    };
+    Ok(p)
 }
 
 /// The CubeCL tensor of a burn float tensor on the wgpu runtime, burn's pending work on it run
 /// first.
 fn cube_float<const D: usize>(t: Tensor<D>) -> Result<CubeTensor, Error> {
-    let fused = t
+    let p = t
         .try_into_primitive::<Cube>()
         .map_err(|e| gpu_err(format!("not a tensor of the wgpu runtime ({e:?})")))?;
-    let client = fused.client.clone();
-    Ok(client.resolve_tensor_float::<CubeBackend>(fused))
+    #[cfg(feature = "fusion")]
+    let p = {
+        let client = p.client.clone();
+        client.resolve_tensor_float::<CubeBackend>(p)
+    };
+    Ok(p)
 }
 
 /// A bound tensor: its buffer (and what keeps its memory in place until the work is submitted),

@@ -110,16 +110,22 @@ def _np_dtype(dtype, op):
     return _NUMPY[dtype]
 
 
-@functools.lru_cache(maxsize=None)
+_PROBED: dict = {}  # (fn, dtypes, ndims, kwargs) -> torch.dtype
+
+
 def _probe(fn, dtypes, ndims, kwargs):
     """The dtype of ``fn``'s (first) result for inputs of ``dtypes`` and ranks ``ndims``, from a
-    call on one-element arrays: what the fake implementations report, and the same errors for the
-    same dtypes and arguments as the real call."""
-    arrays = [np.zeros((1,) * nd, dtype=_NUMPY[dt]) for dt, nd in zip(dtypes, ndims)]
-    result = fn(*arrays, **dict(kwargs))
-    if isinstance(result, tuple):
-        result = result[0]
-    return _TORCH[np.asarray(result).dtype]
+    call on one-element arrays (once per key): what the fake implementations report, and the same
+    errors for the same dtypes and arguments as the real call."""
+    key = (fn, dtypes, ndims, kwargs)
+    dtype = _PROBED.get(key)
+    if dtype is None:
+        arrays = [np.zeros((1,) * nd, dtype=_NUMPY[dt]) for dt, nd in zip(dtypes, ndims)]
+        result = fn(*arrays, **dict(kwargs))
+        if isinstance(result, tuple):
+            result = result[0]
+        dtype = _PROBED[key] = _TORCH[np.asarray(result).dtype]
+    return dtype
 
 
 def _kw(**kwargs):
