@@ -149,25 +149,43 @@ fn place<const D: usize>(op: &OpInfo, inputs: &[Tensor<D, Int>]) -> Result<(Plac
                 .to_owned(),
         });
     }
-    match gpu::wgpu_of(&device) {
-        Some(w) => match shared(&w) {
-            Some(e) => Ok((Place::Gpu(e), device)),
-            None => Err(Error::GpuUnsupported {
+    Ok((place_of(op.name(), &device)?, device))
+}
+
+/// Where a call of `op` on `device` runs: the executor sharing a wgpu device `wgpu_device` made,
+/// or the CPU for ndarray; any other device is an error that says which ones work.
+fn place_of(op: &'static str, device: &Device) -> Result<Place, Error> {
+    match gpu::wgpu_of(device) {
+        Some(w) => shared(&w)
+            .map(Place::Gpu)
+            .ok_or_else(|| Error::GpuUnsupported {
                 what: format!(
-                    "{}: this wgpu device was not made by tensorbits_burn::wgpu_device(), so \
-                     tensorbits cannot reach its buffers; make burn's device with it",
-                    op.name()
+                    "{op}: this wgpu device was not made by tensorbits_burn::wgpu_device(), so \
+                 tensorbits cannot reach its buffers; make burn's device with it"
                 ),
             }),
-        },
-        None if gpu::is_ndarray(&device) => Ok((Place::Cpu, device)),
+        None if gpu::is_ndarray(device) => Ok(Place::Cpu),
         None => Err(Error::BadArgument {
-            op: op.name(),
+            op,
             reason: format!(
                 "runs on burn's wgpu (tensorbits_burn::wgpu_device()) and ndarray devices, not on {device:?}"
             ),
         }),
     }
+}
+
+/// The inputs' data on the host (ndarray's tensors) and their descriptions, signed types read as
+/// `read` says.
+fn host<const D: usize>(
+    inputs: &[Tensor<D, Int>],
+    read: &dyn Fn(DataType) -> DataType,
+) -> Result<(Vec<TensorData>, Vec<TensorDesc>), Error> {
+    let data: Vec<TensorData> = inputs.iter().map(|t| t.clone().into_data()).collect();
+    let descs = data
+        .iter()
+        .map(|d| TensorDesc::new(read(data_type(d.dtype())?), d.shape().as_slice()))
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok((data, descs))
 }
 
 /// The output type a call writes: `chosen`, or the op's first output type, or the inputs' type.
@@ -205,11 +223,7 @@ fn run_as<const D: usize, const E: usize>(
     match place {
         Place::Gpu(gpu) => gpu::run(&gpu, op, call, inputs, out, &device, &read),
         Place::Cpu => {
-            let data: Vec<TensorData> = inputs.iter().map(|t| t.clone().into_data()).collect();
-            let descs = data
-                .iter()
-                .map(|d| TensorDesc::new(read(data_type(d.dtype())?), d.shape().as_slice()))
-                .collect::<Result<Vec<_>, Error>>()?;
+            let (data, descs) = host(inputs, &read)?;
             let refs: Vec<&TensorDesc> = descs.iter().collect();
             let o = out_type(op, descs[0].data_type(), out);
             let plan = tensorbits::validate_new_output(op, call, &refs, o)?;
@@ -260,11 +274,7 @@ pub fn knn<const D: usize>(
     match place {
         Place::Gpu(gpu) => gpu::knn(&gpu, op, call, &inputs, k, out, &device),
         Place::Cpu => {
-            let data: Vec<TensorData> = inputs.iter().map(|t| t.clone().into_data()).collect();
-            let descs = data
-                .iter()
-                .map(|d| TensorDesc::new(data_type(d.dtype())?, d.shape().as_slice()))
-                .collect::<Result<Vec<_>, Error>>()?;
+            let (data, descs) = host(&inputs, &|t| t)?;
             let refs: Vec<&TensorDesc> = descs.iter().collect();
             let o = out_type(op, descs[0].data_type(), out);
             let plan = tensorbits::validate_knn(op, call, &refs, k, o)?;
@@ -516,22 +526,8 @@ impl<const D: usize> FloatBits<D> for Tensor<D> {
         }
         let thresholds = Thresholds::from_f64(t, &[threshold]);
         let device = self.device();
-        if let Some(w) = gpu::wgpu_of(&device) {
-            let gpu = shared(&w).ok_or_else(|| Error::GpuUnsupported {
-                what: format!(
-                    "{op}: this wgpu device was not made by tensorbits_burn::wgpu_device(), so \
-                     tensorbits cannot reach its buffers; make burn's device with it"
-                ),
-            })?;
+        if let Place::Gpu(gpu) = place_of(op, &device)? {
             return gpu::binarize(&gpu, self, &thresholds, bitorder, &device);
-        }
-        if !gpu::is_ndarray(&device) {
-            return Err(Error::BadArgument {
-                op,
-                reason: format!(
-                    "runs on burn's wgpu (tensorbits_burn::wgpu_device()) and ndarray devices, not on {device:?}"
-                ),
-            });
         }
         let data = self.clone().into_data();
         let desc = TensorDesc::new(t, data.shape().as_slice())?;

@@ -252,6 +252,22 @@ pub(crate) struct Shape {
     pub(crate) out: Vec<usize>,
 }
 
+/// Checks `x` given as bytes of `desc` (valid, long enough) and `t`, and works out the output's
+/// shape: what the CPU's and the GPU's `binarize_bytes` check first.
+pub(crate) fn bytes_shape(desc: &TensorDesc, bytes: &[u8], t: &Thresholds) -> Result<Shape> {
+    desc.validate_as("x", false)?;
+    let s = shape_of(desc, t)?;
+    let need = desc.extent_bytes_of("x")?;
+    if bytes.len() < need {
+        return Err(Error::BufferTooSmall {
+            tensor: "x".to_owned(),
+            required: need,
+            len: bytes.len(),
+        });
+    }
+    Ok(s)
+}
+
 /// Checks `x` and `t` and works out the output's shape.
 pub(crate) fn shape_of(x: &TensorDesc, t: &Thresholds) -> Result<Shape> {
     let bad = |reason: String| Error::BadArgument {
@@ -327,16 +343,7 @@ pub fn binarize_bytes(
     bitorder: BitOrder,
     out: &mut [u8],
 ) -> Result<()> {
-    desc.validate_as("x", false)?;
-    let s = shape_of(desc, thresholds)?;
-    let need = desc.extent_bytes_of("x")?;
-    if bytes.len() < need {
-        return Err(Error::BufferTooSmall {
-            tensor: "x".to_owned(),
-            required: need,
-            len: bytes.len(),
-        });
-    }
+    let s = bytes_shape(desc, bytes, thresholds)?;
     if out.len() != s.rows * s.nb {
         return Err(Error::BadArgument {
             op: BINARIZE,

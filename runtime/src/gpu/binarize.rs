@@ -4,7 +4,7 @@
 //! thresholds.
 
 use super::{GpuExecutor, GpuRegion, GpuTensor, split};
-use crate::api::binarize::{BINARIZE, Shape, Thresholds, packed_bytes, shape_of};
+use crate::api::binarize::{BINARIZE, Shape, Thresholds, bytes_shape, packed_bytes, shape_of};
 use crate::cpu::binarize::float_key;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -204,16 +204,7 @@ impl GpuExecutor {
         thresholds: &Thresholds,
         bitorder: BitOrder,
     ) -> Result<Vec<u8>> {
-        desc.validate_as("x", false)?;
-        let s = shape_of(desc, thresholds)?;
-        let need = desc.extent_bytes_of("x")?;
-        if bytes.len() < need {
-            return Err(Error::BufferTooSmall {
-                tensor: "x".to_owned(),
-                required: need,
-                len: bytes.len(),
-            });
-        }
+        let s = bytes_shape(desc, bytes, thresholds)?;
         let x = packed_bytes(desc, bytes)?;
         let n = s.rows * s.nb;
         if n == 0 {
