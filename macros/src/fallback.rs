@@ -57,6 +57,7 @@ pub fn expand(s: &ItemStruct, spec: &Spec) -> TokenStream {
         reduce,
         pairwise: spec.pairwise.is_some() && reduce.is_some(),
         wide: false,
+        pair_form: None,
     };
     let body = |method: Method| {
         let extra = method.params().iter().map(|e| format_ident!("{e}"));

@@ -525,6 +525,27 @@ impl Expr {
         matches!(self, Expr::CountOnes(e) if e.is_width_agnostic())
     }
 
+    /// For a bit count of a width-agnostic expression of two inputs: the truth table of the
+    /// expression under the count, bit `2 * a + b` its value where the bit of the first input is
+    /// `a` and that of the second `b` (`a ^ b` is `0b0110`).
+    pub fn truth_table(&self) -> Option<u8> {
+        fn table(e: &Expr) -> Option<u8> {
+            Some(match e {
+                Expr::Input(0) => 0b1100,
+                Expr::Input(1) => 0b1010,
+                Expr::Not(e) => !table(e)? & 0xF,
+                Expr::Bin(BinOp::And, l, r) => table(l)? & table(r)?,
+                Expr::Bin(BinOp::Or, l, r) => table(l)? | table(r)?,
+                Expr::Bin(BinOp::Xor, l, r) => table(l)? ^ table(r)?,
+                _ => return None,
+            })
+        }
+        match self {
+            Expr::CountOnes(e) if e.is_width_agnostic() => table(e),
+            _ => None,
+        }
+    }
+
     /// For a width-agnostic count: the Rust source of the expression under `count_ones()` over any
     /// `Lanes` (whole 64-bit words, or vectors of them) `x[0]`, `x[1]`, ...
     pub fn to_lanes(&self) -> TokenStream {
@@ -582,5 +603,41 @@ impl Expr {
             params.join(", "),
             self.to_wgsl(class)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(src: &str) -> Option<u8> {
+        let e: SynExpr = syn::parse_str(src).unwrap();
+        let inputs: Vec<Ident> = vec![syn::parse_quote!(a), syn::parse_quote!(b)];
+        let mut cx = Ctxt::default();
+        let (expr, _) = lower(&e, &inputs, &mut [false; 2], &mut cx).unwrap();
+        assert!(cx.finish().is_none(), "{src}");
+        expr.truth_table()
+    }
+
+    /// Every way of writing an expression gives its truth table, which picks the runtime's pair
+    /// kernel: one written differently from the kernel's own must still find it, and one with
+    /// another table must not.
+    #[test]
+    fn truth_tables_of_counts() {
+        for (src, t) in [
+            ("(a ^ b).count_ones()", Some(0b0110)),
+            ("(!a ^ !b).count_ones()", Some(0b0110)),
+            ("(!(a ^ b)).count_ones()", Some(0b1001)),
+            ("(!a ^ b).count_ones()", Some(0b1001)),
+            ("(b & a).count_ones()", Some(0b1000)),
+            ("(!(!a | !b)).count_ones()", Some(0b1000)),
+            ("(b | a).count_ones()", Some(0b1110)),
+            ("(a & !b).count_ones()", Some(0b0100)),
+            ("(!(a ^ b) | (a & !b)).count_ones()", Some(0b1101)),
+            ("(a.wrapping_shl(1) ^ b).count_ones()", None),
+            ("a ^ b", None),
+        ] {
+            assert_eq!(table(src), t, "{src}");
+        }
     }
 }

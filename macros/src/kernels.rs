@@ -1,7 +1,7 @@
 //! The kernel tables: the element function, the CPU kernels per type (element-wise, folds and
 //! pairwise tiles) and the GPU kernels (WGSL per type and layout) of a valid op.
 
-use crate::types::{dtype_variant, elem_ty, fold_call, pair_fns, word_ty};
+use crate::types::{dtype_variant, elem_ty, fold_call, pair_fns, pair_form, word_ty};
 use crate::valid::Model;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -23,12 +23,30 @@ pub fn eval_fn(m: &Model) -> TokenStream {
     } else {
         quote!(W)
     };
+    // A pairwise op without a kernel in the runtime: its pair kernel at any word, one instance per
+    // type for the kernel table and every typed method.
+    let pair = if m.pairwise && pair_form(m).is_none() {
+        let use_wide = m.compute.is_width_agnostic_count();
+        let (elem, wide) = pair_fns(m.compute.is_count(), use_wide, &quote!(Self), &quote!(W));
+        quote! {
+            #[doc(hidden)]
+            fn __tensorbits_pair<W: #bound>(
+                task: &::tensorbits::__private::PairTask<'_>,
+                out: &mut ::tensorbits::__private::PairOut<'_, '_>,
+            ) {
+                ::tensorbits::__private::pair::<W, #wide>(task, out, #elem, #use_wide)
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     quote! {
         #[doc(hidden)]
         #[inline(always)]
         fn __tensorbits_eval<W: #bound>(x: [W; #n]) -> #ret {
             #body
         }
+        #pair
     }
 }
 
@@ -39,35 +57,31 @@ pub fn cpu_kernels(m: &Model, ident: &Ident) -> TokenStream {
     let n = m.inputs.len();
     let mut fns: Vec<(String, TokenStream)> = Vec::new();
     let mut entries = Vec::new();
-    let pairs = if m.pairwise {
+    // A pairwise op's kernel per type: the runtime's own for the common sums (one function for
+    // every type, compiled there), else the op's generic pair function at the type's word.
+    let form = pair_form(m);
+    let pair_entries = if m.pairwise {
         m.all_types()
             .into_iter()
             .map(|t| {
                 let w = word_ty(t);
                 let use_wide = m.compute.is_width_agnostic_count();
-                let (elem, wide) = pair_fns(m.compute.is_count(), use_wide, &quote!(#ident), &w);
-                let f = format_ident!("__tensorbits_pair_{}", format!("{t:?}").to_lowercase());
+                let run = form
+                    .clone()
+                    .unwrap_or_else(|| quote!(#ident::__tensorbits_pair::<#w>));
                 let tv = dtype_variant(t);
-                (
-                    quote! {
-                        fn #f(task: &::tensorbits::__private::PairTask<'_>, out: &mut ::tensorbits::__private::PairOut<'_, '_>) {
-                            ::tensorbits::__private::pair::<#w, #wide>(task, out, #elem, #use_wide)
-                        }
-                    },
-                    quote! {
-                        ::tensorbits::__private::PairKernel {
-                            input: ::tensorbits::DataType::#tv,
-                            run: #f,
-                            wide: #use_wide,
-                        }
-                    },
-                )
+                quote! {
+                    ::tensorbits::__private::PairKernel {
+                        input: ::tensorbits::DataType::#tv,
+                        run: #run,
+                        wide: #use_wide,
+                    }
+                }
             })
             .collect::<Vec<_>>()
     } else {
         Vec::new()
     };
-    let (pair_fns_tokens, pair_entries): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
     let map_types = if m.pairwise {
         Vec::new()
     } else {
@@ -152,7 +166,6 @@ pub fn cpu_kernels(m: &Model, ident: &Ident) -> TokenStream {
     quote! {
         #(#fns)*
         #(#folds)*
-        #(#pair_fns_tokens)*
         const __TENSORBITS_CPU_KERNELS: &[::tensorbits::__private::CpuKernel] = &[#(#entries),*];
         const __TENSORBITS_PAIR_KERNELS: &[::tensorbits::__private::PairKernel] = &[#(#pair_entries),*];
     }

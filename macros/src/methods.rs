@@ -3,7 +3,7 @@
 //! so that a spec with mistakes still gives its users the methods they call; the names of their
 //! parameters beside the inputs ([`Method::params`], [`RESERVED`]); and the bodies of a valid op's.
 
-use crate::types::{elem_ty, fold_call, pair_fns};
+use crate::types::{elem_ty, fold_call};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::Ident;
@@ -33,6 +33,8 @@ pub struct Signature<'a> {
     pub pairwise: bool,
     /// For a pairwise sum: its element function may run on whole 64-bit words.
     pub wide: bool,
+    /// For a pairwise sum of a common expression's counts: the runtime's pair kernel for it.
+    pub pair_form: Option<TokenStream>,
 }
 
 impl Signature<'_> {
@@ -198,16 +200,12 @@ fn reduce_body(sig: &Signature<'_>, method: Method) -> TokenStream {
         }
     };
     let pair = if sig.pairwise {
-        let (elem, wide) = pair_fns(count, sig.wide, &quote!(Self), &word);
         let use_wide = sig.wide;
-        quote! {
-            ::core::option::Option::Some((
-                &|t: &::tensorbits::__private::PairTask<'_>, o: &mut ::tensorbits::__private::PairOut<'_, '_>| {
-                    ::tensorbits::__private::pair::<#word, #wide>(t, o, #elem, #use_wide)
-                },
-                #use_wide,
-            ))
-        }
+        let run = match &sig.pair_form {
+            Some(f) => f.clone(),
+            None => quote!(Self::__tensorbits_pair::<#word>),
+        };
+        quote!(::core::option::Option::Some((&#run, #use_wide)))
     } else {
         quote!(::core::option::Option::None)
     };

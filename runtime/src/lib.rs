@@ -91,7 +91,9 @@ pub mod __private {
         OutputChoice, knn_new, reduce_into, reduce_new, run_in_place, run_into, run_new,
     };
     pub use crate::cpu::map;
-    pub use crate::cpu::{Kernels, fold_bits, fold_code, fold_count, pair};
+    pub use crate::cpu::{
+        Kernels, fold_bits, fold_code, fold_count, pair, pair_and, pair_or, pair_xnor, pair_xor,
+    };
     pub use crate::element::{Bool8, CountOutput, IntWord, Lanes, NoWide, WideExpr, Word};
     #[cfg(feature = "gpu")]
     pub use crate::gpu::{knn_on, reduce_on, run_on};

@@ -1,7 +1,8 @@
-//! Reductions, pairwise ops and knn for the tests: five ops of their own beside the standard ones
-//! (two wide pairwise sums and a narrow one, a bitwise pairwise reduction, a two-input reduction with
-//! broadcasting, XNOR-popcount), a plain scalar reference written independently of the library,
-//! and random cases.
+//! Reductions, pairwise ops and knn for the tests: seven ops of their own beside the standard ones
+//! (four wide pairwise sums, three of them on the runtime's own kernels and one on tiles compiled
+//! here, and a narrow one; a bitwise pairwise reduction, a two-input reduction with broadcasting,
+//! XNOR-popcount), a plain scalar reference written independently of the library, and random
+//! cases.
 
 use super::cases::{random_strides, special};
 use super::{Rng, mask, read};
@@ -32,6 +33,31 @@ pub struct AndPopCdist;
     output = [u32, u64],
 )]
 pub struct XnorOrCdist;
+
+/// OR of the codes, written the other way round: the runtime's own kernel for OR counts, found by
+/// the expression's truth table.
+#[bitwise_op(
+    name = "OR_POP_CDIST",
+    inputs = [a, b],
+    compute = (b | a).count_ones(),
+    reduce = sum,
+    pairwise,
+    support(EXT = [u8, u16, u32, u64, i16]),
+    output = [u32, u64],
+)]
+pub struct OrPopCdist;
+
+/// XNOR written as `!a ^ b`: the runtime's own kernel for XNOR counts.
+#[bitwise_op(
+    name = "XNOR_POP_CDIST",
+    inputs = [a, b],
+    compute = (!a ^ b).count_ones(),
+    reduce = sum,
+    pairwise,
+    support(EXT = [u8, u16, u32, u64]),
+    output = [u32, u64, u16],
+)]
+pub struct XnorPopCdist;
 
 /// A shift: the same at no other width, so element by element.
 #[bitwise_op(
@@ -97,6 +123,8 @@ pub fn pairwise_ops() -> Vec<&'static OpInfo> {
         <XnorOrCdist as Op>::INFO,
         <ShiftyCdist as Op>::INFO,
         <XorOrCdist as Op>::INFO,
+        <OrPopCdist as Op>::INFO,
+        <XnorPopCdist as Op>::INFO,
     ]
 }
 
@@ -118,7 +146,8 @@ pub fn elem(name: &str, dt: DataType, x: &[u64]) -> u64 {
         "XOR_OR_CDIST" => (x[0] ^ x[1]) & m,
         "AND_NOT_XOR_REDUCE" if bool_ => b(x[0]) & (1 - b(x[1])),
         "AND_NOT_XOR_REDUCE" => x[0] & !x[1] & m,
-        "XNOR_POP" => (!(x[0] ^ x[1]) & m).count_ones() as u64,
+        "XNOR_POP" | "XNOR_POP_CDIST" => (!(x[0] ^ x[1]) & m).count_ones() as u64,
+        "OR_POP_CDIST" => ((x[0] | x[1]) & m).count_ones() as u64,
         "XNOR_OR_CDIST" => ((!(x[0] ^ x[1]) | (x[0] & !x[1])) & m).count_ones() as u64,
         other => panic!("no reference for {other}"),
     }

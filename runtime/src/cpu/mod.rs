@@ -20,7 +20,7 @@ use crate::element::Word;
 use bytemuck::Pod;
 
 #[doc(hidden)]
-pub use pair::pair;
+pub use pair::{pair, pair_and, pair_or, pair_xnor, pair_xor};
 
 /// Output size from which a call is spread over the thread pool.
 pub const PARALLEL_BYTES: usize = 1 << 20;

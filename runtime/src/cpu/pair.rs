@@ -20,7 +20,7 @@ use super::select::Selection;
 use super::tiles::{PACK_ROWS, code_word, last_word_bytes};
 use super::{PARALLEL_BYTES, simd};
 use crate::MAX_RANK;
-use crate::element::{WideExpr, Word, write_elem};
+use crate::element::{Lanes, WideExpr, Word, write_elem};
 use crate::error::Result;
 use crate::op::{InputBuffer, PairOut, PairTask, Plan, ReduceOp};
 use rayon::prelude::*;
@@ -70,6 +70,62 @@ pub fn pair<W: Word, E: WideExpr>(
             simd::pair_words::<E>(task, out)
         }
         _ => simd::pair_elems(task, out, &elem),
+    }
+}
+
+/// The pair kernels of the common pairwise sums, compiled here once: sums of the bit counts of
+/// XOR (Hamming distance), XNOR (agreements), AND and OR of two codes. `#[bitwise_op]` gives an op
+/// whose expression under the count has one of these truth tables the runtime's kernel instead of
+/// instantiating [`pair`] (the tiles for every instruction set, code size and output size) in the
+/// user's crate, where each release rebuild would compile it again.
+macro_rules! pair_forms {
+    ($($(#[$doc:meta])* $name:ident, $expr:ident, |$x:ident| $e:expr;)*) => {$(
+        struct $expr;
+
+        impl WideExpr for $expr {
+            #[inline(always)]
+            fn wide<L: Lanes>($x: [L; 2]) -> L {
+                $e
+            }
+        }
+
+        $(#[$doc])*
+        #[doc(hidden)]
+        pub fn $name(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
+            pair_form::<$expr>(task, out)
+        }
+    )*};
+}
+
+pair_forms! {
+    /// Sums of `(a ^ b).count_ones()`.
+    pair_xor, XorForm, |x| L::xor(x[0], x[1]);
+    /// Sums of `(!(a ^ b)).count_ones()`.
+    pair_xnor, XnorForm, |x| L::not(L::xor(x[0], x[1]));
+    /// Sums of `(a & b).count_ones()`.
+    pair_and, AndForm, |x| L::and(x[0], x[1]);
+    /// Sums of `(a | b).count_ones()`.
+    pair_or, OrForm, |x| L::or(x[0], x[1]);
+}
+
+/// A sum's tile on whole words: `b` packed, or as it lies; codes of no bytes sum to nothing.
+#[inline(always)]
+fn pair_form<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
+    debug_assert_eq!(
+        task.op,
+        ReduceOp::Sum,
+        "the runtime's pair kernels are sums"
+    );
+    match task.packed {
+        Some(packed) => simd::pair_wide::<E>(task, packed, out),
+        None if task.wide_words > 0 => simd::pair_words::<E>(task, out),
+        None => {
+            for i in 0..task.a_rows {
+                for j in 0..task.b_rows {
+                    out.put(i, j, task.identity);
+                }
+            }
+        }
     }
 }
 
