@@ -24,7 +24,8 @@ pattern, so ``bitwise_count(np.int8(-1))`` is 8 where numpy's is 1 (numpy counts
 value). There is no type promotion: the inputs of a call share one dtype.
 
 Errors: a dtype the op does not support raises ``TypeError``; shapes, broadcasting and axes raise
-``ValueError``; a GPU failure raises ``RuntimeError``; each with the library's message.
+``ValueError``; a GPU failure raises ``RuntimeError``; each with the library's message, naming
+tensors by the function's parameters (``x1``, ``a``, ``out``).
 """
 
 import operator
@@ -206,6 +207,45 @@ def _op_index(op):
     return index
 
 
+_TENSOR_NAME = None
+_SPEC_NAMES = {}
+
+
+def _spec_names(op):
+    """The library's names of the op's tensors (DirectML's ``ATensor``, ``BTensor``, from the
+    spec's input names), looked up once per op."""
+    names = _SPEC_NAMES.get(op)
+    if names is None:
+        names = ()
+        for name, _short, inputs, _summary in _native.ops():
+            if _native.op_index(name) == op:
+                names = tuple("".join(p[:1].upper() + p[1:] for p in i.split("_")) + "Tensor"
+                              for i in inputs)
+        _SPEC_NAMES[op] = names
+    return names
+
+
+def _renamed(e, op, names, out):
+    """``e`` with the tensors its message names by the library's names (``ATensor``) named by the
+    function's parameters (``x1``), and the output by ``out`` (or "the result" when none was
+    given): the names a Python caller sees in the signature."""
+    global _TENSOR_NAME
+    if not e.args or not isinstance(e.args[0], str):
+        return e
+    if _TENSOR_NAME is None:
+        import re
+
+        _TENSOR_NAME = re.compile(r"\b[A-Z][A-Za-z0-9]*Tensor\b")
+    table = dict(zip(_spec_names(op), names))
+    table["OutputTensor"] = "out" if out is not None else "the result"
+    message = _TENSOR_NAME.sub(lambda m: table.get(m.group(0), m.group(0)), e.args[0])
+    e.args = (message,) + e.args[1:]
+    return e
+
+
+_ERRORS = (ValueError, TypeError, RuntimeError, MemoryError)
+
+
 def _plain(xs, out):
     """Whether every input (and ``out``) is a plain numpy array: the common case, which needs none
     of the conversions."""
@@ -238,6 +278,15 @@ def _call(op, xs, names, out, dtype=None, device="auto", level=None, broadcast=N
           axis=None, axes=_DEFAULT, keepdims=False, bits=None, bitorder="big"):
     if type(op) is str:
         op = _op_index(op)
+    try:
+        return _call_checked(op, xs, names, out, dtype, device, level, broadcast, axis, axes,
+                             keepdims, bits, bitorder)
+    except _ERRORS as e:
+        raise _renamed(e, op, names, out)
+
+
+def _call_checked(op, xs, names, out, dtype, device, level, broadcast, axis, axes, keepdims, bits,
+                  bitorder):
     if _plain(xs, out):
         arrays, wrap, out_array = xs, None, out
     else:
@@ -349,7 +398,10 @@ def _binary(name, op, summary, example):
     def f(x1, x2, /, out=None, *, device="auto", level=None, broadcast=None, broadcast_axis=None):
         if device == "auto" and level is None and broadcast is None and broadcast_axis is None:
             # Plain numpy arrays of one shape (a loop over small arrays): one call into Rust.
-            result = _run_plain(index, x1, x2, out)
+            try:
+                result = _run_plain(index, x1, x2, out)
+            except _ERRORS as e:
+                raise _renamed(e, index, ("x1", "x2"), out)
             if result is not None:
                 return result
         return _call(index, [x1, x2], ["x1", "x2"], out, device=device, level=level,
@@ -436,7 +488,10 @@ _POPCOUNT = _op_index("popcount")
 @_runs("not")
 def bitwise_not(x, /, out=None, *, device="auto", level=None):
     if device == "auto" and level is None:
-        result = _run_plain(_NOT, x, None, out)
+        try:
+            result = _run_plain(_NOT, x, None, out)
+        except _ERRORS as e:
+            raise _renamed(e, _NOT, ("x",), out)
         if result is not None:
             return result
     return _call(_NOT, [x], ["x"], out, device=device, level=level)
@@ -474,7 +529,10 @@ invert = bitwise_not
 @_runs("popcount")
 def bitwise_count(x, /, out=None, *, dtype=None, device="auto", level=None):
     if dtype is None and device == "auto" and level is None:
-        result = _run_plain(_POPCOUNT, x, None, out)
+        try:
+            result = _run_plain(_POPCOUNT, x, None, out)
+        except _ERRORS as e:
+            raise _renamed(e, _POPCOUNT, ("x",), out)
         if result is not None:
             return result
     return _call(_POPCOUNT, [x], ["x"], out, dtype=dtype, device=device, level=level)
@@ -671,8 +729,11 @@ def _pairwise(index, name, a, b, out, dtype, device, level, bits, bitorder):
     bits, bitorder = _bits(bits), _bitorder(bitorder)
     if (device == "auto" or device == "cpu") and level is None:
         # Plain matrices of integer codes: one call into Rust.
-        result = _pair_plain(index, a, b, out, None if dtype is None else _dtype_name(dtype),
-                             bits, bitorder)
+        try:
+            result = _pair_plain(index, a, b, out, None if dtype is None else _dtype_name(dtype),
+                                 bits, bitorder)
+        except _ERRORS as e:
+            raise _renamed(e, index, ("a", "b"), out)
         if result is not None:
             return result
     _packed_codes(a, b, name)
@@ -786,16 +847,22 @@ def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="bi
     bits, bitorder = _bits(bits), _bitorder(bitorder)
     if (device == "auto" or device == "cpu") and level is None:
         # Plain matrices of integer codes: one call into Rust.
-        result = _knn_plain(index, a, b, k, None if dtype is None else _dtype_name(dtype),
-                            largest, bits, bitorder)
+        try:
+            result = _knn_plain(index, a, b, k, None if dtype is None else _dtype_name(dtype),
+                                largest, bits, bitorder)
+        except _ERRORS as e:
+            raise _renamed(e, index, ("a", "b"), None)
         if result is not None:
             return result
     (a, b), wrap = _inputs([a, b], ["a", "b"])
     _packed_codes(a, b, "knn")
     if not isinstance(device, str):
         raise TypeError(f"device: expected \"cpu\", \"gpu\" or \"auto\", got {type(device).__name__}")
-    d, i, flips = _native.knn(index, a, b, k, _dtype_name(dtype), device, level, largest, bits,
-                              bitorder)
+    try:
+        d, i, flips = _native.knn(index, a, b, k, _dtype_name(dtype), device, level, largest,
+                                  bits, bitorder)
+    except _ERRORS as e:
+        raise _renamed(e, index, ("a", "b"), None)
     return _present(d, flips, wrap), _present(i, flips, wrap)
 
 
