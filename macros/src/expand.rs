@@ -64,7 +64,7 @@ fn expand(s: &ItemStruct, m: &Model) -> TokenStream {
         reduce: m.reduce,
         pairwise: m.pairwise,
         wide: m.compute.is_count() && m.compute.is_width_agnostic_count(),
-        pair_form: crate::types::pair_form(m),
+        pair_form: crate::kernels::pair_form(m),
     };
     let parts = |cpu: TokenStream, pair: TokenStream| parts(m, ident, &summary, cpu, pair);
     let info = parts(

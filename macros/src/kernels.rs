@@ -1,7 +1,7 @@
 //! The kernel tables: the element function, the CPU kernels per type (element-wise, folds and
 //! pairwise tiles) and the GPU kernels (WGSL per type and layout) of a valid op.
 
-use crate::types::{dtype_variant, elem_ty, fold_call, pair_fns, pair_form, word_ty};
+use crate::types::{dtype_variant, elem_ty, fold_call, pair_fns, word_ty};
 use crate::valid::Model;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -260,4 +260,23 @@ pub fn gpu_kernels(m: &Model) -> TokenStream {
         #(#consts)*
         const __TENSORBITS_GPU_KERNELS: &[::tensorbits::__private::GpuKernel] = &[#(#entries),*];
     }
+}
+
+/// The pair kernel compiled into the runtime for a pairwise sum of the bit counts of XOR, XNOR, AND
+/// or OR of the two inputs (written any way: `!(a ^ b)`, `!a ^ b`, `(b & a)` ...), found by the
+/// expression's truth table. Other expressions get the runtime's generic tiles, compiled in the
+/// user's crate.
+pub fn pair_form(m: &Model) -> Option<TokenStream> {
+    if !m.pairwise || m.reduce != Some(ReduceOp::Sum) {
+        return None;
+    }
+    let f = match m.compute.truth_table()? {
+        0b0110 => "pair_xor",
+        0b1001 => "pair_xnor",
+        0b1000 => "pair_and",
+        0b1110 => "pair_or",
+        _ => return None,
+    };
+    let f = format_ident!("{f}");
+    Some(quote!(::tensorbits::__private::#f))
 }

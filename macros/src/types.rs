@@ -84,22 +84,3 @@ pub fn pair_fns(
     };
     (elem, wide)
 }
-
-/// The pair kernel compiled into the runtime for a pairwise sum of the bit counts of XOR, XNOR, AND
-/// or OR of the two inputs (written any way: `!(a ^ b)`, `!a ^ b`, `(b & a)` ...), found by the
-/// expression's truth table. Other expressions get the runtime's generic tiles, compiled in the
-/// user's crate.
-pub fn pair_form(m: &crate::valid::Model) -> Option<TokenStream> {
-    if !m.pairwise || m.reduce != Some(ReduceOp::Sum) {
-        return None;
-    }
-    let f = match m.compute.truth_table()? {
-        0b0110 => "pair_xor",
-        0b1001 => "pair_xnor",
-        0b1000 => "pair_and",
-        0b1110 => "pair_or",
-        _ => return None,
-    };
-    let f = format_ident!("{f}");
-    Some(quote!(::tensorbits::__private::#f))
-}
