@@ -120,7 +120,7 @@ pub fn method_body(sig: &Signature<'_>, method: Method) -> TokenStream {
     };
     let call = match method {
         Method::Run => quote!(&::tensorbits::Call::default()),
-        _ => quote!(&#options.call()),
+        _ => quote!(#options.call_ref()),
     };
     match method {
         Method::Run | Method::RunWith => quote! {
@@ -179,7 +179,7 @@ fn reduce_body(sig: &Signature<'_>, method: Method) -> TokenStream {
     };
     let call = match method {
         Method::Run | Method::Knn => quote!(&::tensorbits::Call::default()),
-        _ => quote!(&#options.call()),
+        _ => quote!(#options.call_ref()),
     };
     let word = quote!(<T as ::tensorbits::Element>::Word);
     let count = sig.reduce == Some(ReduceOp::Sum);

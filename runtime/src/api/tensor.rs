@@ -10,7 +10,6 @@ use std::fmt;
 pub struct Tensor<T> {
     data: Vec<T>,
     shape: Dims,
-    strides: Dims,
 }
 
 impl<T: Element> Tensor<T> {
@@ -33,22 +32,13 @@ impl<T: Element> Tensor<T> {
                 expected,
             });
         }
-        let strides = dims.packed_strides_saturating();
-        Ok(Tensor {
-            data,
-            shape: dims,
-            strides,
-        })
+        Ok(Tensor { data, shape: dims })
     }
 
     /// A tensor whose shape and length the validator already checked.
+    #[inline]
     pub(crate) fn from_checked(data: Vec<T>, shape: Dims) -> Tensor<T> {
-        let strides = shape.packed_strides_saturating();
-        Tensor {
-            data,
-            shape,
-            strides,
-        }
+        Tensor { data, shape }
     }
 
     /// A rank-0 tensor.
@@ -56,7 +46,6 @@ impl<T: Element> Tensor<T> {
         Tensor {
             data: vec![value],
             shape: Dims::default(),
-            strides: Dims::default(),
         }
     }
 
@@ -96,24 +85,20 @@ impl<T: Element> Tensor<T> {
     }
 
     /// A borrowed view.
+    #[inline]
     pub fn view(&self) -> TensorView<'_, T> {
         TensorView {
             data: &self.data,
-            layout: Layout::Tensor {
-                sizes: &self.shape,
-                strides: &self.strides,
-            },
+            layout: Layout::of_tensor(&self.shape),
         }
     }
 
     /// A mutable borrowed view.
+    #[inline]
     pub fn view_mut(&mut self) -> TensorViewMut<'_, T> {
         TensorViewMut {
             data: &mut self.data,
-            layout: Layout::Tensor {
-                sizes: &self.shape,
-                strides: &self.strides,
-            },
+            layout: Layout::of_tensor(&self.shape),
         }
     }
 }
@@ -181,9 +166,10 @@ fn view_desc<T: Element>(
 /// A view's sizes and strides.
 #[derive(Clone, Copy)]
 enum Layout<'a> {
-    /// Borrowed from a [`Tensor`], which is packed: a view of a tensor is built by copying two
-    /// pointers, not two shapes, which small calls notice.
-    Tensor { sizes: &'a Dims, strides: &'a Dims },
+    /// Borrowed from a [`Tensor`], which is packed: a view of a tensor is one pointer to its shape,
+    /// which small calls notice. Its strides are computed when asked for, so that a `Tensor` (moved
+    /// on every return) holds a `Vec` and one shape.
+    Tensor { sizes: &'a Dims },
     /// The view's own, with whether they are packed in C order, decided once at construction.
     Own {
         sizes: Dims,
@@ -192,7 +178,12 @@ enum Layout<'a> {
     },
 }
 
-impl Layout<'_> {
+impl<'a> Layout<'a> {
+    #[inline(always)]
+    fn of_tensor(sizes: &'a Dims) -> Layout<'a> {
+        Layout::Tensor { sizes }
+    }
+
     fn new(sizes: Dims, strides: Dims) -> Layout<'static> {
         Layout::Own {
             sizes,
@@ -204,17 +195,32 @@ impl Layout<'_> {
     #[inline]
     fn sizes(&self) -> &Dims {
         match self {
-            Layout::Tensor { sizes, .. } => sizes,
+            Layout::Tensor { sizes } => sizes,
             Layout::Own { sizes, .. } => sizes,
         }
     }
 
     #[inline]
-    fn strides(&self) -> &Dims {
+    fn strides(&self) -> Dims {
         match self {
-            Layout::Tensor { strides, .. } => strides,
-            Layout::Own { strides, .. } => strides,
+            Layout::Tensor { sizes } => sizes.packed_strides_saturating(),
+            Layout::Own { strides, .. } => *strides,
         }
+    }
+
+    /// The description of a view of `T` with this layout. Packed views are described without
+    /// strides, which keeps validation on its fast path.
+    #[inline]
+    fn desc<T: Element>(&self) -> TensorDesc {
+        let strides = match self {
+            Layout::Own {
+                strides,
+                packed: false,
+                ..
+            } => Some(*strides),
+            _ => None,
+        };
+        TensorDesc::from_parts(T::DATA_TYPE, *self.sizes(), strides)
     }
 
     /// A view's `Debug`: shape, strides and the slice it covers.
@@ -226,7 +232,7 @@ impl Layout<'_> {
     ) -> fmt::Result {
         f.debug_struct(name)
             .field("shape", &&**self.sizes())
-            .field("strides", &&**self.strides())
+            .field("strides", &&*self.strides())
             .field("data", &data)
             .finish()
     }
@@ -277,8 +283,8 @@ impl<'a, T: Element> TensorView<'a, T> {
         self.layout.sizes()
     }
 
-    /// The element strides.
-    pub fn strides(&self) -> &[usize] {
+    /// The element strides (C-order ones for a view of a [`Tensor`]).
+    pub fn strides(&self) -> Dims {
         self.layout.strides()
     }
 
@@ -289,11 +295,7 @@ impl<'a, T: Element> TensorView<'a, T> {
 
     /// The description of this view.
     pub fn desc(&self) -> TensorDesc {
-        desc_of::<T>(
-            self.layout.sizes(),
-            self.layout.strides(),
-            self.layout.packed(),
-        )
+        self.layout.desc::<T>()
     }
 
     /// Whether the view is packed in C order.
@@ -309,11 +311,10 @@ impl<'a, T: Element> TensorView<'a, T> {
     pub fn to_tensor(&self) -> Tensor<T> {
         let sizes = self.layout.sizes();
         let mut out = Vec::with_capacity(sizes.product().unwrap_or(0));
-        gather(self.data, sizes, self.layout.strides(), 0, 0, &mut out);
+        gather(self.data, sizes, &self.layout.strides(), 0, 0, &mut out);
         Tensor {
             data: out,
             shape: *sizes,
-            strides: sizes.packed_strides_saturating(),
         }
     }
 }
@@ -333,15 +334,6 @@ fn gather<T: Copy>(
     for i in 0..sizes[d] {
         gather(data, sizes, strides, d + 1, off + i * strides[d], out);
     }
-}
-
-fn desc_of<T: Element>(sizes: &Dims, strides: &Dims, packed: bool) -> TensorDesc {
-    // Packed views are described without strides, which keeps validation on its fast path.
-    TensorDesc::from_parts(
-        T::DATA_TYPE,
-        *sizes,
-        if packed { None } else { Some(*strides) },
-    )
 }
 
 /// Whether `strides` are the C-order strides of `sizes` (size-1 dimensions may have any stride).
@@ -442,18 +434,14 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
         self.layout.sizes()
     }
 
-    /// The element strides.
-    pub fn strides(&self) -> &[usize] {
+    /// The element strides (C-order ones for a view of a [`Tensor`]).
+    pub fn strides(&self) -> Dims {
         self.layout.strides()
     }
 
     /// The description of this view.
     pub fn desc(&self) -> TensorDesc {
-        desc_of::<T>(
-            self.layout.sizes(),
-            self.layout.strides(),
-            self.layout.packed(),
-        )
+        self.layout.desc::<T>()
     }
 
     /// The view's elements as an immutable view.
@@ -480,5 +468,33 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
 impl<'a, T: Element> From<&'a mut Tensor<T>> for TensorViewMut<'a, T> {
     fn from(t: &'a mut Tensor<T>) -> Self {
         t.view_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_report_their_strides_and_description() {
+        let mut t = Tensor::from_vec((0..24u32).collect(), &[2, 3, 4]).unwrap();
+        // A view of a tensor: C-order strides, computed on request, and a packed description.
+        assert_eq!(&*t.view().strides(), &[12, 4, 1]);
+        assert_eq!(&*t.view_mut().strides(), &[12, 4, 1]);
+        assert_eq!(t.view().desc().strides(), None);
+        assert!(t.view().is_packed());
+        // A transposed view keeps its own strides and describes them.
+        let data: Vec<u32> = (0..6).collect();
+        let v = TensorView::with_strides(&data, &[3, 2], &[1, 3]).unwrap();
+        assert_eq!(&*v.strides(), &[1, 3]);
+        assert_eq!(v.desc().strides(), Some(&[1usize, 3][..]));
+        assert!(!v.is_packed());
+        assert_eq!(v.to_tensor().data(), &[0, 3, 1, 4, 2, 5]);
+        // Size-1 dimensions may have any stride and still be packed.
+        let w = TensorView::with_strides(&data, &[1, 6], &[99, 1]).unwrap();
+        assert!(w.is_packed());
+        assert_eq!(w.desc().strides(), None);
+        // A rank-0 tensor has no strides.
+        assert!(Tensor::scalar(7u8).view().strides().is_empty());
     }
 }

@@ -24,7 +24,7 @@ use std::marker::PhantomData;
 #[derive(Debug)]
 pub struct Options<L = EXT, O = DefaultOutput> {
     level: L,
-    /// Everything but the level (taken from `L`).
+    /// The dynamic API's options; their level is always `L::LEVEL`.
     call: Call,
     output: PhantomData<fn() -> O>,
 }
@@ -41,13 +41,9 @@ impl<L: Clone, O> Clone for Options<L, O> {
 
 impl<L: Copy, O> Copy for Options<L, O> {}
 
-impl<L: Default> Default for Options<L> {
+impl<L: Level> Default for Options<L> {
     fn default() -> Self {
-        Options {
-            level: L::default(),
-            call: Call::default(),
-            output: PhantomData,
-        }
+        Options::at(L::default())
     }
 }
 
@@ -63,7 +59,10 @@ impl<L: Level> Options<L> {
     pub fn at(level: L) -> Self {
         Options {
             level,
-            call: Call::default(),
+            call: Call {
+                level: L::LEVEL,
+                ..Call::default()
+            },
             output: PhantomData,
         }
     }
@@ -129,10 +128,15 @@ impl<L: Level, O> Options<L, O> {
 
     /// The same options for the dynamic API.
     pub fn call(&self) -> Call {
-        Call {
-            level: L::LEVEL,
-            ..self.call
-        }
+        self.call
+    }
+
+    /// [`call`](Self::call) by reference, which the generated methods pass on: small calls then
+    /// copy nothing.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn call_ref(&self) -> &Call {
+        &self.call
     }
 }
 
@@ -160,6 +164,17 @@ fn bytes<'a, T: Element>(v: &TensorView<'a, T>) -> &'a [u8] {
     bytemuck::cast_slice(v.data())
 }
 
+/// `N` slices, the `k`th from `f(k)`: `std::array::from_fn`, which the compiler leaves as calls of
+/// a closure in small calls' path.
+#[inline(always)]
+fn slices<'a, E, const N: usize>(f: impl Fn(usize) -> &'a [E]) -> [&'a [E]; N] {
+    let mut out: [&[E]; N] = [&[]; N];
+    for (k, s) in out.iter_mut().enumerate() {
+        *s = f(k);
+    }
+    out
+}
+
 /// The op's element function as a kernel over contiguous runs, for the walk.
 fn kernel<T: Element, O: Element, const N: usize>(
     f: &(impl Fn([T::Word; N]) -> O::Word + Sync),
@@ -185,20 +200,31 @@ pub fn run_new<T: Element, O: Element, const N: usize>(
         let shape = first.dims();
         let checked = validate::check_same_shape(op, call, N, T::DATA_TYPE, O::DATA_TYPE, shape)?;
         if let Some((count, broadcast)) = checked {
-            let data: [&[T]; N] = std::array::from_fn(|k| inputs[k].data());
-            let out = if count.saturating_mul(size_of::<O>()) < PARALLEL_BYTES {
+            let data: [&[T]; N] = slices(|k| inputs[k].data());
+            if count.saturating_mul(size_of::<O>()) < PARALLEL_BYTES {
                 // Written once, straight into the new vector.
-                let lanes: [&[T::Word]; N] = std::array::from_fn(|k| T::as_words(data[k]));
-                O::from_words(simd::compute_new(&lanes, count, &f))
-            } else {
-                let mut out = crate::alloc::zeroed_vec(count, "OutputTensor")?;
-                run_large(broadcast, *shape, data, &mut out, &f);
-                out
-            };
-            return Ok(Tensor::from_checked(out, *shape));
+                let lanes: [&[T::Word]; N] = slices(|k| T::as_words(data[k]));
+                let out = O::from_words(simd::compute_new(&lanes, count, &f));
+                return Ok(Tensor::from_checked(out, *shape));
+            }
+            return run_new_large(broadcast, *shape, count, data, &f);
         }
     }
     run_new_general(op, call, inputs, &f)
+}
+
+/// [`run_new`]'s large calls on packed tensors of one shape: a zeroed output, then [`run_large`].
+#[inline(never)]
+fn run_new_large<T: Element, O: Element, const N: usize>(
+    broadcast: Broadcast,
+    shape: Dims,
+    count: usize,
+    data: [&[T]; N],
+    f: &(impl Fn([T::Word; N]) -> O::Word + Sync),
+) -> Result<Tensor<O>> {
+    let mut out = crate::alloc::zeroed_vec(count, "OutputTensor")?;
+    run_large(broadcast, shape, data, &mut out, f);
+    Ok(Tensor::from_checked(out, shape))
 }
 
 /// [`run_new`] for any views: the full validator and the walk over the plan.
@@ -243,7 +269,7 @@ pub fn run_into<T: Element, O: Element, const N: usize>(
         if let Some((count, broadcast)) = checked {
             // Every input has the output's shape.
             let shape = inputs.first().map_or(&Dims::EMPTY, |v| v.dims());
-            let data: [&[T]; N] = std::array::from_fn(|k| inputs[k].data());
+            let data: [&[T]; N] = slices(|k| inputs[k].data());
             run_packed(broadcast, shape, data, &mut out.data_mut()[..count], f);
             return Ok(());
         }
@@ -284,7 +310,7 @@ fn run_packed<T: Element, O: Element, const N: usize>(
 ) {
     let count = out.len();
     if size_of_val(out) < PARALLEL_BYTES {
-        let lanes: [&[T::Word]; N] = std::array::from_fn(|k| &T::as_words(data[k])[..count]);
+        let lanes: [&[T::Word]; N] = slices(|k| &T::as_words(data[k])[..count]);
         O::with_words_mut(out, |o| simd::compute(&lanes, o, &f));
     } else {
         run_large(broadcast, *shape, data, out, &f);

@@ -17,7 +17,7 @@ use crate::op::{PairOut, PairTask};
 use bytemuck::Pod;
 
 /// The executor's hot loop ([`compute`](super::kernel::compute)), in the best version this CPU runs.
-#[inline]
+#[inline(always)]
 pub(crate) fn compute<W: Word, O: Pod, const N: usize>(
     lanes: &[&[W]; N],
     out: &mut [O],
@@ -35,7 +35,7 @@ pub(crate) fn compute<W: Word, O: Pod, const N: usize>(
 }
 
 /// [`compute_new`](super::kernel::compute_new) in the best version this CPU runs: the hot loop into a new vector.
-#[inline]
+#[inline(always)]
 pub(crate) fn compute_new<W: Word, O: Pod, const N: usize>(
     lanes: &[&[W]; N],
     n: usize,

@@ -247,17 +247,25 @@ fn check_broadcast(op: &OpInfo, call: &Call, n: usize) -> Result<Broadcast> {
 /// An element-wise op reduces nothing: axes or keepdims given to it are a mistake to report.
 #[inline]
 fn check_not_reducing(op: &OpInfo, call: &Call) -> Result<()> {
-    if call.axes.is_some() || call.keepdims {
-        return Err(Error::NotAReduction {
+    #[cold]
+    #[inline(never)]
+    fn error(op: &OpInfo, what: &'static str) -> Error {
+        Error::NotAReduction {
             op: op.name(),
-            what: "is element-wise: axes and keepdims apply only to reductions",
-        });
+            what,
+        }
+    }
+    if call.axes.is_some() || call.keepdims {
+        return Err(error(
+            op,
+            "is element-wise: axes and keepdims apply only to reductions",
+        ));
     }
     if call.bits.is_some() {
-        return Err(Error::NotAReduction {
-            op: op.name(),
-            what: "is element-wise: valid bits (bits) apply only to sums over the last axis",
-        });
+        return Err(error(
+            op,
+            "is element-wise: valid bits (bits) apply only to sums over the last axis",
+        ));
     }
     Ok(())
 }
@@ -339,8 +347,9 @@ fn check_inputs(
 /// (`<Op>Supports<L>` holds exactly for the types of the table at `L`, `<Op>Output` for the output
 /// types), so they are re-checked only in debug builds. Returns the element count and broadcast
 /// mode, or `None` (leaving the call to the full validator) for pdpd with an explicit axis and for
-/// shapes whose element count overflows.
-#[inline]
+/// shapes whose element count overflows. Always inlined: with the op's metadata a constant, most of
+/// the checks fold away in the generated methods.
+#[inline(always)]
 pub(crate) fn check_same_shape(
     op: &OpInfo,
     call: &Call,
