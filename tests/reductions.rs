@@ -456,6 +456,8 @@ fn pairwise_results_in_every_output_type_and_path() {
         (64, 5000, 1, DataType::U16, 0),  // two bytes: the whole code is padding but two
         (70, 1016, 8, DataType::U8, 0),   // more rows than a call takes, an odd count of blocks
         (8, 100_008, 8, DataType::U8, 0), // one block of rows, b split over the threads
+        (12, 1500, 9, DataType::U64, 0),  // packed tiles of nine words: the larger stack buffer
+        (9, 600, 40, DataType::U64, 2),   // 320-byte codes: the rows' words on the heap
     ];
     // Hamming (the padding counts nothing) and an op that counts the padding (XNOR of zeros).
     let ops = [<ops::HammingCdist as Op>::INFO, <XnorOrCdist as Op>::INFO];

@@ -140,10 +140,16 @@ pub(crate) fn pair_wide_body<E: WideExpr, B: Block>(
         debug_assert!(false, "pair_wide: packed b too short");
         return;
     }
-    // The rows' words, aligned: on the stack for codes up to 256 bytes.
-    let mut stack = [0u64; RB * 32];
+    // The rows' words, aligned: on the stack for codes up to 256 bytes, in a buffer cleared only
+    // as large as the codes need (a call of one query against a thousand short codes noticed the
+    // clearing of 2 KiB).
+    let mut short = [0u64; RB * 4];
+    let mut stack;
     let mut heap = Vec::new();
-    let aw: &mut [u64] = if ww <= 32 {
+    let aw: &mut [u64] = if ww <= 4 {
+        &mut short[..RB * ww]
+    } else if ww <= 32 {
+        stack = [0u64; RB * 32];
         &mut stack[..RB * ww]
     } else {
         heap.resize(RB * ww, 0);
