@@ -722,6 +722,14 @@ _knn_plain = _native.knn_plain
 @_runs("hamming_cdist")
 def hamming_cdist(a, b, /, *, out=None, dtype=None, device="auto", level=None, bits=None,
                   bitorder="big"):
+    if dtype is None and bits is None and level is None and device == "auto" and bitorder == "big":
+        # The defaults on plain matrices (a loop over small calls): straight into Rust.
+        try:
+            result = _pair_plain(_HAMMING, a, b, out, None, None, "big")
+        except _ERRORS as e:
+            raise _renamed(e, _HAMMING, ("a", "b"), out)
+        if result is not None:
+            return result
     return _pairwise(_HAMMING, "hamming_cdist", a, b, out, dtype, device, level, bits, bitorder)
 
 
