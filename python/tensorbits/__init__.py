@@ -722,19 +722,15 @@ _knn_plain = _native.knn_plain
 @_runs("hamming_cdist")
 def hamming_cdist(a, b, /, *, out=None, dtype=None, device="auto", level=None, bits=None,
                   bitorder="big"):
-    if dtype is None and bits is None and level is None and device == "auto" and bitorder == "big":
-        # The defaults on plain matrices (a loop over small calls): straight into Rust.
-        try:
-            result = _pair_plain(_HAMMING, a, b, out, None, None, "big")
-        except _ERRORS as e:
-            raise _renamed(e, _HAMMING, ("a", "b"), out)
-        if result is not None:
-            return result
     return _pairwise(_HAMMING, "hamming_cdist", a, b, out, dtype, device, level, bits, bitorder)
 
 
 def _pairwise(index, name, a, b, out, dtype, device, level, bits, bitorder):
-    bits, bitorder = _bits(bits), _bitorder(bitorder)
+    # The defaults skip the checks of bits and bitorder: small calls in a loop notice each call.
+    if bits is not None:
+        bits = _bits(bits)
+    if bitorder != "big":
+        bitorder = _bitorder(bitorder)
     if (device == "auto" or device == "cpu") and level is None:
         # Plain matrices of integer codes: one call into Rust.
         try:

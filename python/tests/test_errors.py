@@ -84,6 +84,21 @@ def test_messages_name_the_parameters():
         assert re.search(pattern, message), message
 
 
+@pytest.mark.parametrize("f", [tb.hamming_cdist, tb.binary_dot])
+def test_bad_bits_and_bitorder_are_errors(f):
+    # The defaults skip these checks on the fast path; any other value is checked.
+    a = np.zeros((2, 4), np.uint8)
+    with pytest.raises(ValueError, match="bitorder must be 'big' or 'little'.*'middle'"):
+        f(a, a, bitorder="middle")
+    with pytest.raises(ValueError, match="bitorder must be 'big' or 'little'.*None"):
+        f(a, a, bitorder=None)
+    with pytest.raises(ValueError, match="bits must not be negative, got -1"):
+        f(a, a, bits=-1)
+    with pytest.raises(TypeError):
+        f(a, a, bits=1.5)
+    assert f(a, a, bits=8, bitorder="little").shape == (2, 2)
+
+
 def test_messages_are_one_line():
     try:
         tb.bitwise_or(np.zeros((2, 3), np.uint8), np.zeros((4,), np.uint8))
