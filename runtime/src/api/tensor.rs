@@ -89,7 +89,7 @@ impl<T: Element> Tensor<T> {
     pub fn view(&self) -> TensorView<'_, T> {
         TensorView {
             data: &self.data,
-            layout: Layout::of_tensor(&self.shape),
+            layout: Layout::Tensor { sizes: &self.shape },
         }
     }
 
@@ -98,7 +98,7 @@ impl<T: Element> Tensor<T> {
     pub fn view_mut(&mut self) -> TensorViewMut<'_, T> {
         TensorViewMut {
             data: &mut self.data,
-            layout: Layout::of_tensor(&self.shape),
+            layout: Layout::Tensor { sizes: &self.shape },
         }
     }
 }
@@ -178,12 +178,7 @@ enum Layout<'a> {
     },
 }
 
-impl<'a> Layout<'a> {
-    #[inline(always)]
-    fn of_tensor(sizes: &'a Dims) -> Layout<'a> {
-        Layout::Tensor { sizes }
-    }
-
+impl Layout<'_> {
     fn new(sizes: Dims, strides: Dims) -> Layout<'static> {
         Layout::Own {
             sizes,
@@ -212,14 +207,7 @@ impl<'a> Layout<'a> {
     /// strides, which keeps validation on its fast path.
     #[inline]
     fn desc<T: Element>(&self) -> TensorDesc {
-        let strides = match self {
-            Layout::Own {
-                strides,
-                packed: false,
-                ..
-            } => Some(*strides),
-            _ => None,
-        };
+        let strides = (!self.packed()).then(|| self.strides());
         TensorDesc::from_parts(T::DATA_TYPE, *self.sizes(), strides)
     }
 

@@ -201,30 +201,19 @@ pub fn run_new<T: Element, O: Element, const N: usize>(
         let checked = validate::check_same_shape(op, call, N, T::DATA_TYPE, O::DATA_TYPE, shape)?;
         if let Some((count, broadcast)) = checked {
             let data: [&[T]; N] = slices(|k| inputs[k].data());
-            if count.saturating_mul(size_of::<O>()) < PARALLEL_BYTES {
+            let out = if count.saturating_mul(size_of::<O>()) < PARALLEL_BYTES {
                 // Written once, straight into the new vector.
                 let lanes: [&[T::Word]; N] = slices(|k| T::as_words(data[k]));
-                let out = O::from_words(simd::compute_new(&lanes, count, &f));
-                return Ok(Tensor::from_checked(out, *shape));
-            }
-            return run_new_large(broadcast, *shape, count, data, &f);
+                O::from_words(simd::compute_new(&lanes, count, &f))
+            } else {
+                let mut out = crate::alloc::zeroed_vec(count, "OutputTensor")?;
+                run_large(broadcast, *shape, data, &mut out, &f);
+                out
+            };
+            return Ok(Tensor::from_checked(out, *shape));
         }
     }
     run_new_general(op, call, inputs, &f)
-}
-
-/// [`run_new`]'s large calls on packed tensors of one shape: a zeroed output, then [`run_large`].
-#[inline(never)]
-fn run_new_large<T: Element, O: Element, const N: usize>(
-    broadcast: Broadcast,
-    shape: Dims,
-    count: usize,
-    data: [&[T]; N],
-    f: &(impl Fn([T::Word; N]) -> O::Word + Sync),
-) -> Result<Tensor<O>> {
-    let mut out = crate::alloc::zeroed_vec(count, "OutputTensor")?;
-    run_large(broadcast, shape, data, &mut out, f);
-    Ok(Tensor::from_checked(out, shape))
 }
 
 /// [`run_new`] for any views: the full validator and the walk over the plan.
