@@ -301,3 +301,39 @@ fn execute_packed_matches_execute() {
     assert!(e.to_string().contains("does not support bool"), "{e}");
     assert_eq!(out, vec![7u8; 8]);
 }
+
+/// The small-call path reads the options by reference: their level is the marker's, and options
+/// that an element-wise op cannot take are errors there as on the general path, with the output
+/// left as it was.
+#[test]
+fn small_calls_check_their_options() {
+    use tensorbits::levels::{FL_3_0, FL_4_1};
+    use tensorbits::{Error, FeatureLevel};
+    assert_eq!(Options::new().call().level, FeatureLevel::EXT);
+    assert_eq!(Options::at(FL_4_1).call().level, FeatureLevel::FL_4_1);
+    let at3 = Options::at(FL_3_0).output::<u32>().keepdims(false);
+    assert_eq!(at3.call().level, FeatureLevel::FL_3_0);
+    assert_eq!(
+        Options::<FL_3_0>::default().call().level,
+        FeatureLevel::FL_3_0
+    );
+
+    let a = Tensor::from_vec((0..64u32).collect(), &[64]).unwrap();
+    let b = Tensor::from_vec((100..164u32).collect(), &[64]).unwrap();
+    let mut out = Tensor::from_vec(vec![7u32; 64], &[64]).unwrap();
+    let bad = [
+        Options::new().axes([0]),
+        Options::new().keepdims(true),
+        Options::new().bits(3),
+    ];
+    for o in &bad {
+        let e = BitXor::run_into(o, &a, &b, &mut out).unwrap_err();
+        assert!(matches!(e, Error::NotAReduction { .. }), "{e}");
+        let e = BitXor::run_with(o, &a, &b).unwrap_err();
+        assert!(matches!(e, Error::NotAReduction { .. }), "{e}");
+        assert!(out.data().iter().all(|&v| v == 7));
+    }
+    BitXor::run_into(&Options::at(FL_4_1), &a, &b, &mut out).unwrap();
+    let want: Vec<u32> = (0..64u32).map(|i| i ^ (i + 100)).collect();
+    assert_eq!(out.data(), &want[..]);
+}
