@@ -1,20 +1,27 @@
-//! The CPU executor. Three layers, each using only the ones before it: the hot loops over
-//! contiguous slices (`kernel.rs`, the leaf), their versions per instruction set chosen at run time
-//! (`simd.rs`, the executor's only `unsafe` code), and the walk over any layout (`walk.rs`), which
-//! cuts a validated plan into contiguous runs for an op's kernel and spreads large calls over
-//! the crate's thread pool (`pool.rs`).
+//! The CPU executor. Layers, each using only the ones before it (`tests/layers.rs` holds the
+//! order): the hot loops over contiguous slices (`kernel.rs`, the leaf) and the pair tiles
+//! (`tiles.rs`); their versions per instruction set, chosen at run time (`isa.rs` detects the
+//! features and writes the versions, `simd.rs` declares them, `wide.rs` holds the vector
+//! blocks); streaming stores (`stream.rs`); and the walk over any layout (`walk.rs`), which cuts
+//! a validated plan into contiguous runs for an op's kernel and spreads large calls over the
+//! crate's thread pool (`pool.rs`). The `unsafe` code lives in `simd.rs`, `wide.rs` and
+//! `stream.rs`.
 //!
 //! The public items are the executor's tuning constants.
 
 pub(crate) mod accum;
 pub(crate) mod binarize;
+mod isa;
 mod kernel;
 pub(crate) mod pair;
 pub(crate) mod reduce;
 mod select;
 pub(crate) mod simd;
+pub(crate) mod stream;
 mod tiles;
 pub(crate) mod walk;
+#[cfg(target_arch = "x86_64")]
+mod wide;
 
 use crate::element::Word;
 use bytemuck::Pod;

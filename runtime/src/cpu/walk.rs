@@ -9,7 +9,6 @@
 //! thread does all the work. Above [`STREAM_BYTES`], contiguous outputs are written with streaming
 //! stores.
 
-use super::simd;
 use super::{PARALLEL_BYTES, STREAM_BYTES};
 use crate::op::{InputBuffer, Plan};
 use crate::{MAX_INPUTS, MAX_RANK};
@@ -99,14 +98,14 @@ pub(crate) fn run(plan: &Plan, inputs: &[InputBuffer<'_>], out: &mut [u8], kerne
                         kernel,
                     );
                     if stream {
-                        simd::fence();
+                        super::stream::fence();
                     }
                 })
         });
     } else {
         segment(plan, g, inputs, out, 0, plan.count, 0, stream, kernel);
         if stream {
-            simd::fence();
+            super::stream::fence();
         }
     }
 }
@@ -278,7 +277,7 @@ fn row(
             let buf = scratch_bytes(&mut scratch.out, m * oes);
             kernel(lanes, buf);
             if r.os == 1 {
-                simd::copy(&mut out[o0 * oes..(o0 + m) * oes], buf);
+                super::stream::copy(&mut out[o0 * oes..(o0 + m) * oes], buf);
             } else {
                 scatter(out, o0, r.os, buf, oes);
             }

@@ -1,0 +1,140 @@
+//! The instruction sets of this CPU, detected once, and [`multiversion!`], which writes a function
+//! three times (for the x86_64 baseline, for AVX2 and for AVX-512) and the dispatcher that calls
+//! the best one this CPU runs.
+//!
+//! The baseline build only assumes SSE2, which has no per-lane variable shifts and no vector bit
+//! count; the versions are the same Rust compiled with more features enabled, so the compiler
+//! vectorizes each loop for the wider registers.
+
+/// The instruction sets the hot loops are compiled for.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Isa {
+    Baseline = 1,
+    /// AVX2 and POPCNT.
+    Avx2 = 2,
+    /// AVX-512 F, BW, VPOPCNTDQ and BITALG, and POPCNT.
+    Avx512 = 3,
+}
+
+/// The best [`Isa`] of this CPU, detected once: small calls pay one load for the dispatch, not a
+/// feature test per feature.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn isa() -> Isa {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static ISA: AtomicU8 = AtomicU8::new(0);
+    match ISA.load(Ordering::Relaxed) {
+        3 => Isa::Avx512,
+        2 => Isa::Avx2,
+        1 => Isa::Baseline,
+        _ => {
+            let isa = if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+                && std::arch::is_x86_feature_detected!("avx512bitalg")
+                && std::arch::is_x86_feature_detected!("popcnt")
+            {
+                Isa::Avx512
+            } else if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("popcnt")
+            {
+                Isa::Avx2
+            } else {
+                Isa::Baseline
+            };
+            ISA.store(isa as u8, Ordering::Relaxed);
+            isa
+        }
+    }
+}
+
+/// Writes a function three times and a dispatcher named after it:
+///
+/// ```text
+/// multiversion! {
+///     /// Docs and attributes of the dispatcher.
+///     pub(crate) fn name[W: Word, const N: usize][W, N](x: &[W; N], f: &impl Fn(W) -> u32) -> u32 {
+///         body(x, f)
+///     }
+/// }
+/// ```
+///
+/// The first brackets hold the generic parameters, the second the arguments the dispatcher passes
+/// to them (its turbofish). `body` is compiled in a private module `name` three times: as
+/// `name::baseline`, `name::avx2` (with AVX2 and POPCNT enabled) and `name::avx512` (AVX-512 F,
+/// BW, VPOPCNTDQ, BITALG and POPCNT); the dispatcher `name` calls the best one [`isa`] detected
+/// on this CPU (tests call each version directly). Paths
+/// in the body must resolve both in the caller's module and in that child module (which glob
+/// imports the caller's). A body per version takes the form
+/// `{ baseline => e1, avx2 => e2, avx512 => e3 }`, for versions that differ (vector blocks only
+/// one instruction set may make).
+macro_rules! multiversion {
+    (
+        $(#[$attr:meta])*
+        $vis:vis fn $name:ident [$($gen:tt)*] [$($param:tt)*]
+            ($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?
+        {
+            baseline => $base:expr,
+            avx2 => $avx2:expr,
+            avx512 => $avx512:expr $(,)?
+        }
+    ) => {
+        $(#[$attr])*
+        $vis fn $name<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            match $crate::cpu::isa::isa() {
+                $crate::cpu::isa::Isa::Avx512 => {
+                    // SAFETY: `isa` detected every feature `avx512` is compiled for on this CPU.
+                    return unsafe { $name::avx512::<$($param)*>($($arg),*) }
+                }
+                $crate::cpu::isa::Isa::Avx2 => {
+                    // SAFETY: `isa` detected AVX2 and POPCNT on this CPU.
+                    return unsafe { $name::avx2::<$($param)*>($($arg),*) }
+                }
+                $crate::cpu::isa::Isa::Baseline => {}
+            }
+            $name::baseline::<$($param)*>($($arg),*)
+        }
+
+        /// The versions of the function of the same name: for the baseline, for AVX2 and for
+        /// AVX-512.
+        mod $name {
+            #[allow(unused_imports, reason = "the body's paths, whichever it uses")]
+            use super::*;
+
+            #[inline(always)]
+            pub(super) fn baseline<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
+                $base
+            }
+
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,popcnt")]
+            pub(super) fn avx2<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
+                $avx2
+            }
+
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
+            pub(super) fn avx512<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
+                $avx512
+            }
+        }
+    };
+    (
+        $(#[$attr:meta])*
+        $vis:vis fn $name:ident [$($gen:tt)*] [$($param:tt)*]
+            ($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?
+        $body:block
+    ) => {
+        $crate::cpu::isa::multiversion! {
+            $(#[$attr])*
+            $vis fn $name [$($gen)*] [$($param)*] ($($arg: $ty),*) $(-> $ret)? {
+                baseline => $body,
+                avx2 => $body,
+                avx512 => $body,
+            }
+        }
+    };
+}
+pub(crate) use multiversion;

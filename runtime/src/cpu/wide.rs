@@ -1,0 +1,495 @@
+//! The register blocks of the wide pair tile and the streaming kernels, in vector registers: eight
+//! rows of `a` against the eight packed rows of `b` of each word, `b`'s word loaded once for all
+//! eight, and a few queries against codes read as they lie. The op's expression runs on whole
+//! vectors through `Lanes`. Only the versions of `simd`'s dispatchers compiled for AVX2 or AVX-512
+//! make the values that unlock them.
+
+#![allow(
+    unsafe_code,
+    reason = "x86_64 vector intrinsics; each use states its safety"
+)]
+
+use super::tiles::Block;
+use crate::element::{Lanes, WideExpr};
+use crate::op::{PairOut, PairTask};
+use std::arch::x86_64::*;
+
+/// The AVX-512 (F, BW and VPOPCNTDQ) blocks. Made only by the `avx512` versions of `simd`'s
+/// `pair_wide` and `pair_words`, which run after `isa()` detected those features (and by tests,
+/// after the same check): a value is the proof that the CPU has them.
+#[derive(Clone, Copy)]
+pub(super) struct Avx512(pub(super) ());
+
+/// The AVX2 blocks. Made only by the `avx2` version of `simd`'s `pair_wide`, after AVX2 was
+/// detected (and by tests, after the same check).
+#[derive(Clone, Copy)]
+pub(super) struct Avx2(pub(super) ());
+
+/// Eight 64-bit lanes. Made only inside [`Avx512`]'s blocks.
+#[derive(Clone, Copy)]
+struct V512(__m512i);
+
+/// Four 64-bit lanes. Made only inside [`Avx2`]'s blocks.
+#[derive(Clone, Copy)]
+struct V256(__m256i);
+
+// SAFETY (every `unsafe` block of the impls below): the intrinsics need AVX-512F (`V512`) or
+// AVX2 (`V256`), which the CPU has because a value of the type exists (see the types).
+impl Lanes for V512 {
+    #[inline(always)]
+    fn not(self) -> Self {
+        // SAFETY: see above.
+        V512(unsafe { _mm512_ternarylogic_epi64::<0x55>(self.0, self.0, self.0) })
+    }
+    #[inline(always)]
+    fn and(self, r: Self) -> Self {
+        // SAFETY: see above.
+        V512(unsafe { _mm512_and_si512(self.0, r.0) })
+    }
+    #[inline(always)]
+    fn or(self, r: Self) -> Self {
+        // SAFETY: see above.
+        V512(unsafe { _mm512_or_si512(self.0, r.0) })
+    }
+    #[inline(always)]
+    fn xor(self, r: Self) -> Self {
+        // SAFETY: see above.
+        V512(unsafe { _mm512_xor_si512(self.0, r.0) })
+    }
+}
+
+impl Lanes for V256 {
+    #[inline(always)]
+    fn not(self) -> Self {
+        // SAFETY: see above.
+        V256(unsafe { _mm256_xor_si256(self.0, _mm256_set1_epi64x(-1)) })
+    }
+    #[inline(always)]
+    fn and(self, r: Self) -> Self {
+        // SAFETY: see above.
+        V256(unsafe { _mm256_and_si256(self.0, r.0) })
+    }
+    #[inline(always)]
+    fn or(self, r: Self) -> Self {
+        // SAFETY: see above.
+        V256(unsafe { _mm256_or_si256(self.0, r.0) })
+    }
+    #[inline(always)]
+    fn xor(self, r: Self) -> Self {
+        // SAFETY: see above.
+        V256(unsafe { _mm256_xor_si256(self.0, r.0) })
+    }
+}
+
+impl Avx512 {
+    /// `R` rows of `a` (`ww` words each) against a packed block of eight rows of `b`: each
+    /// row's eight counts of `E` in one register. With `ww` a constant where it is inlined,
+    /// the loop over words unrolls.
+    #[inline(always)]
+    fn sums<E: WideExpr, const R: usize>(self, aw: &[u64], pb: &[u64], ww: usize) -> [__m512i; R] {
+        let (aw, pb) = (&aw[..R * ww], &pb[..ww * 8]);
+        // SAFETY: AVX-512F and VPOPCNTDQ are present (see `Avx512`); every load reads eight
+        // words of `pb` at `w * 8` for `w < ww`, inside the slice of `ww * 8` words checked
+        // above.
+        unsafe {
+            let mut acc = [_mm512_setzero_si512(); R];
+            for w in 0..ww {
+                let b = V512(_mm512_loadu_si512(pb.as_ptr().add(w * 8).cast()));
+                for (r, acc_r) in acc.iter_mut().enumerate() {
+                    let a = V512(_mm512_set1_epi64(aw[r * ww + w] as i64));
+                    let v = E::wide([a, b]).0;
+                    *acc_r = _mm512_add_epi64(*acc_r, _mm512_popcnt_epi64(v));
+                }
+            }
+            acc
+        }
+    }
+}
+
+/// One row's results from the streaming kernels, eight at a time from a register, written to
+/// the output a run of 64 at a time (narrowed to its type in one vectorized pass).
+struct Run {
+    buf: [u64; 64],
+    len: usize,
+    /// The output row, and the column of `buf[0]`.
+    row: usize,
+    col: usize,
+}
+
+impl Run {
+    #[inline(always)]
+    fn new(row: usize) -> Run {
+        Run {
+            buf: [0; 64],
+            len: 0,
+            row,
+            col: 0,
+        }
+    }
+
+    /// Appends the eight results in `v`, writing the run out when it is full.
+    #[inline(always)]
+    fn push(&mut self, v: __m512i, out: &mut PairOut<'_, '_>) {
+        let dst = &mut self.buf[self.len..self.len + 8];
+        // SAFETY: AVX-512F is present (only `Avx512`'s methods, compiled for it, make a
+        // `Run`); the store writes the eight words of `dst`, a slice taken (bounds-checked)
+        // for it.
+        unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), v) };
+        self.len += 8;
+        if self.len == self.buf.len() {
+            self.flush(out);
+        }
+    }
+
+    /// Writes what the run holds.
+    #[inline(always)]
+    fn flush(&mut self, out: &mut PairOut<'_, '_>) {
+        if self.len > 0 {
+            out.put_run(self.row, self.col, &self.buf[..self.len]);
+            self.col += self.len;
+            self.len = 0;
+        }
+    }
+}
+
+impl Avx512 {
+    /// Rows of `a` against rows of `b` as they lie, for codes of 4, 8, 16, 32 or 64 bytes in
+    /// consecutive rows (a few queries against a database): each 64-byte load of `b` holds
+    /// whole codes, meets the query repeated across the register, and one VPOPCNT counts
+    /// them all; adjacent counts of a code are summed across registers (`vpermt2q`), so that
+    /// one register holds eight codes' results. `false` (nothing written) for other layouts.
+    #[inline(always)]
+    pub(in crate::cpu) fn stream<E: WideExpr>(
+        self,
+        task: &PairTask<'_>,
+        out: &mut PairOut<'_, '_>,
+    ) -> bool {
+        let bytes = task.k * task.elem_size;
+        let n = task.b_rows;
+        if task.b_stride != bytes || task.b.len() < n * bytes {
+            return false;
+        }
+        match bytes {
+            4 => self.stream_dwords::<E>(task, out),
+            8 => self.stream_words::<E, 1>(task, out),
+            16 => self.stream_words::<E, 2>(task, out),
+            32 => self.stream_words::<E, 4>(task, out),
+            64 => self.stream_words::<E, 8>(task, out),
+            _ => return false,
+        }
+        true
+    }
+
+    /// [`stream`](Self::stream) for codes of `L` 64-bit words.
+    #[inline(always)]
+    fn stream_words<E: WideExpr, const L: usize>(
+        self,
+        task: &PairTask<'_>,
+        out: &mut PairOut<'_, '_>,
+    ) {
+        let n = task.b_rows;
+        let b = &task.b[..n * L * 8];
+        let whole = n / 8;
+        for i in 0..task.a_rows {
+            let q = &task.a[i * task.a_stride..i * task.a_stride + L * 8];
+            let mut lanes = [0u64; 8];
+            for (k, l) in lanes.iter_mut().enumerate() {
+                let w = k % L;
+                *l = u64::from_le_bytes(q[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]));
+            }
+            // SAFETY: AVX-512F and VPOPCNTDQ are present (see `Avx512`); the loads read
+            // 64 bytes at `(g * L + v) * 64` for `g < n / 8` and `v < L`, inside `b`
+            // (`n * L * 8` bytes, checked by the slice).
+            unsafe {
+                let qv = V512(_mm512_loadu_si512(lanes.as_ptr().cast()));
+                let even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+                let odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+                let pairs = |x: __m512i, y: __m512i| {
+                    _mm512_add_epi64(
+                        _mm512_permutex2var_epi64(x, even, y),
+                        _mm512_permutex2var_epi64(x, odd, y),
+                    )
+                };
+                let mut run = Run::new(i);
+                for g in 0..whole {
+                    let mut p = [_mm512_setzero_si512(); L];
+                    for (v, pv) in p.iter_mut().enumerate() {
+                        let at = b.as_ptr().add((g * L + v) * 64);
+                        let x = V512(_mm512_loadu_si512(at.cast()));
+                        *pv = _mm512_popcnt_epi64(E::wide([qv, x]).0);
+                    }
+                    // Adjacent words of a code summed, a level at a time.
+                    let mut len = L;
+                    while len > 1 {
+                        for h in 0..len / 2 {
+                            p[h] = pairs(p[2 * h], p[2 * h + 1]);
+                        }
+                        len /= 2;
+                    }
+                    run.push(p[0], out);
+                }
+                run.flush(out);
+            }
+            // The last codes, fewer than eight, one at a time.
+            for j in whole * 8..n {
+                let mut d = 0u64;
+                for (w, word) in b[j * L * 8..(j + 1) * L * 8].chunks_exact(8).enumerate() {
+                    let x = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+                    d += u64::from(E::wide([lanes[w], x]).count_ones());
+                }
+                out.put_run(i, j, &[d]);
+            }
+        }
+    }
+
+    /// [`stream`](Self::stream) for codes of four bytes: sixteen per register, counted by
+    /// 32-bit lanes.
+    #[inline(always)]
+    fn stream_dwords<E: WideExpr>(self, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
+        let n = task.b_rows;
+        let b = &task.b[..n * 4];
+        let whole = n / 16;
+        for i in 0..task.a_rows {
+            let q = &task.a[i * task.a_stride..i * task.a_stride + 4];
+            let q32 = u32::from_le_bytes(q.try_into().unwrap_or([0; 4]));
+            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the loads read
+            // 64 bytes at `g * 64` for `g < n / 16`, inside `b` (`n * 4` bytes).
+            unsafe {
+                let qv = V512(_mm512_set1_epi32(q32 as i32));
+                let mut run = Run::new(i);
+                for g in 0..whole {
+                    let x = V512(_mm512_loadu_si512(b.as_ptr().add(g * 64).cast()));
+                    let p = _mm512_popcnt_epi32(E::wide([qv, x]).0);
+                    let lo = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(p));
+                    let hi = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(p));
+                    run.push(lo, out);
+                    run.push(hi, out);
+                }
+                run.flush(out);
+            }
+            for j in whole * 16..n {
+                let x = u32::from_le_bytes(b[j * 4..j * 4 + 4].try_into().unwrap_or([0; 4]));
+                let d = E::wide([u64::from(q32), u64::from(x)]) & u64::from(u32::MAX);
+                out.put_run(i, j, &[u64::from(d.count_ones())]);
+            }
+        }
+    }
+}
+
+impl Block for Avx512 {
+    #[inline(always)]
+    fn blocks_out<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+        self,
+        aw: &[u64],
+        packed: &[u64],
+        blocks: usize,
+        dst: &mut [u8],
+        stride: usize,
+    ) {
+        // Every row's results inside `dst` and every block inside `packed`, checked once.
+        let fits = (R - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(blocks * 8 * ES))
+            .is_some_and(|end| end <= dst.len());
+        if !fits || packed.len() < blocks * WW * 8 || aw.len() < R * WW {
+            debug_assert!(false, "blocks_out: rows past the output");
+            return;
+        }
+        let base = dst.as_mut_ptr();
+        // Two blocks at a time: each row's sixteen results narrowed in registers and stored
+        // in one piece (a narrowing store to memory, such as VPMOVQD's, is slow on some cores).
+        for g in 0..blocks / 2 {
+            let at = g * 2 * WW * 8;
+            let s0 = self.sums::<E, R>(aw, &packed[at..at + WW * 8], WW);
+            let s1 = self.sums::<E, R>(aw, &packed[at + WW * 8..at + 2 * WW * 8], WW);
+            for r in 0..R {
+                // SAFETY: AVX-512F is present (see `Avx512`); the `16 * ES` bytes
+                // at `r * stride + g * 16 * ES` lie inside `dst` (checked above).
+                unsafe {
+                    let p = base.add(r * stride + g * 16 * ES);
+                    let (x, y) = (s0[r], s1[r]);
+                    match ES {
+                        1 => _mm_storeu_si128(
+                            p.cast(),
+                            _mm_unpacklo_epi64(_mm512_cvtepi64_epi8(x), _mm512_cvtepi64_epi8(y)),
+                        ),
+                        2 => _mm256_storeu_si256(
+                            p.cast(),
+                            _mm256_set_m128i(_mm512_cvtepi64_epi16(y), _mm512_cvtepi64_epi16(x)),
+                        ),
+                        4 => {
+                            let idx = _mm512_setr_epi32(
+                                0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30,
+                            );
+                            _mm512_storeu_si512(p.cast(), _mm512_permutex2var_epi32(x, idx, y));
+                        }
+                        _ => {
+                            _mm512_storeu_si512(p.cast(), x);
+                            _mm512_storeu_si512(p.add(64).cast(), y);
+                        }
+                    }
+                }
+            }
+        }
+        if blocks % 2 == 1 {
+            let jb = blocks - 1;
+            let pb = &packed[jb * WW * 8..(jb + 1) * WW * 8];
+            let sums = self.sums::<E, R>(aw, pb, WW);
+            for (r, a) in sums.into_iter().enumerate() {
+                // SAFETY: AVX-512F is present (see `Avx512`); the `8 * ES` bytes at
+                // `r * stride + jb * 8 * ES` lie inside `dst` (checked above).
+                unsafe {
+                    let p = base.add(r * stride + jb * 8 * ES);
+                    match ES {
+                        1 => _mm_storel_epi64(p.cast(), _mm512_cvtepi64_epi8(a)),
+                        2 => _mm_storeu_si128(p.cast(), _mm512_cvtepi64_epi16(a)),
+                        4 => _mm256_storeu_si256(p.cast(), _mm512_cvtepi64_epi32(a)),
+                        _ => _mm512_storeu_si512(p.cast(), a),
+                    }
+                }
+            }
+        }
+    }
+    #[inline(always)]
+    fn block_any<E: WideExpr, const R: usize>(
+        self,
+        aw: &[u64],
+        pb: &[u64],
+        ww: usize,
+        out: &mut [[u64; 8]; R],
+    ) {
+        for (o, a) in out.iter_mut().zip(self.sums::<E, R>(aw, pb, ww)) {
+            // SAFETY: AVX-512F is present (see `Avx512`); the store writes one `[u64; 8]`.
+            unsafe { _mm512_storeu_si512(o.as_mut_ptr().cast(), a) };
+        }
+    }
+}
+
+impl Block for Avx2 {
+    #[inline(always)]
+    fn block_any<E: WideExpr, const R: usize>(
+        self,
+        aw: &[u64],
+        pb: &[u64],
+        ww: usize,
+        out: &mut [[u64; 8]; R],
+    ) {
+        let (aw, pb) = (&aw[..R * ww], &pb[..ww * 8]);
+        // SAFETY: AVX2 is present (see `Avx2`); every load reads four words of `pb` at
+        // `w * 8 + h * 4` for `w < ww` and `h < 2`, inside the slice of `ww * 8` words
+        // checked above, and every store writes four words of one `[u64; 8]` of `out`.
+        unsafe {
+            // Bit counts of bytes by nibble lookup, summed as bytes over up to 31 words (at
+            // most 8 x 31 = 248 per byte) and then into 64-bit lanes.
+            let lut = _mm256_setr_epi8(
+                0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3,
+                2, 3, 3, 4,
+            );
+            let low = _mm256_set1_epi8(0x0f);
+            let count = |v: __m256i| {
+                let lo = _mm256_and_si256(v, low);
+                let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), low);
+                _mm256_add_epi8(_mm256_shuffle_epi8(lut, lo), _mm256_shuffle_epi8(lut, hi))
+            };
+            for h in 0..2 {
+                let mut acc = [_mm256_setzero_si256(); R];
+                let mut w0 = 0;
+                while w0 < ww {
+                    let w1 = (w0 + 31).min(ww);
+                    let mut bytes = [_mm256_setzero_si256(); R];
+                    for w in w0..w1 {
+                        let p = pb.as_ptr().add(w * 8 + h * 4).cast();
+                        let b = V256(_mm256_loadu_si256(p));
+                        for (r, acc_r) in bytes.iter_mut().enumerate() {
+                            let a = V256(_mm256_set1_epi64x(aw[r * ww + w] as i64));
+                            *acc_r = _mm256_add_epi8(*acc_r, count(E::wide([a, b]).0));
+                        }
+                    }
+                    for (a, b) in acc.iter_mut().zip(bytes) {
+                        *a = _mm256_add_epi64(*a, _mm256_sad_epu8(b, _mm256_setzero_si256()));
+                    }
+                    w0 = w1;
+                }
+                for (o, a) in out.iter_mut().zip(acc) {
+                    _mm256_storeu_si256(o.as_mut_ptr().add(h * 4).cast(), a);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Each instruction set's register blocks of the wide pair tile give the scalar blocks'
+    /// counts, for expressions with every operator and for every unrolled and general width.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_instruction_set_counts_blocks_alike() {
+        use super::super::tiles::{Block, RB, Scalar};
+        use crate::element::{Lanes, WideExpr};
+        struct Xor;
+        impl WideExpr for Xor {
+            fn wide<L: Lanes>(x: [L; 2]) -> L {
+                x[0].xor(x[1])
+            }
+        }
+        struct Mixed;
+        impl WideExpr for Mixed {
+            fn wide<L: Lanes>(x: [L; 2]) -> L {
+                x[0].xor(x[1]).not().or(x[0].and(x[1].not()))
+            }
+        }
+        fn check<E: WideExpr>() {
+            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+            let mut next = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            for ww in [1usize, 2, 3, 4, 5, 8, 16, 40] {
+                let aw: Vec<u64> = (0..RB * ww).map(|_| next()).collect();
+                let pb: Vec<u64> = (0..ww * 8).map(|_| next()).collect();
+                let mut want = [[0u64; 8]; RB];
+                Scalar.block_any::<E, RB>(&aw, &pb, ww, &mut want);
+                // The scalar blocks against a plain count.
+                for (r, row) in want.iter().enumerate() {
+                    for (c, &v) in row.iter().enumerate() {
+                        let n: u64 = (0..ww)
+                            .map(|w| {
+                                u64::from(E::wide([aw[r * ww + w], pb[w * 8 + c]]).count_ones())
+                            })
+                            .sum();
+                        assert_eq!(v, n, "scalar, {ww} words");
+                    }
+                }
+                let mut got = [[7u64; 8]; RB];
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    super::Avx2(()).block_any::<E, RB>(&aw, &pb, ww, &mut got);
+                    assert_eq!(got, want, "AVX2, {ww} words");
+                    if ww == 4 {
+                        super::Avx2(()).block::<E, 4, RB>(&aw, &pb, &mut got);
+                        assert_eq!(got, want, "AVX2 unrolled, {ww} words");
+                    }
+                }
+                if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512 {
+                    super::Avx512(()).block_any::<E, RB>(&aw, &pb, ww, &mut got);
+                    // One row at a time, as for the last rows of `a`.
+                    for r in 0..RB {
+                        let mut one = [[7u64; 8]; 1];
+                        super::Avx512(()).block_any::<E, 1>(
+                            &aw[r * ww..(r + 1) * ww],
+                            &pb,
+                            ww,
+                            &mut one,
+                        );
+                        assert_eq!(one[0], want[r], "AVX-512 one row, {ww} words");
+                    }
+                    assert_eq!(got, want, "AVX-512, {ww} words");
+                }
+            }
+        }
+        check::<Xor>();
+        check::<Mixed>();
+    }
+}
