@@ -6,9 +6,10 @@ use std::ops::{Deref, DerefMut};
 
 /// Up to [`MAX_RANK`] numbers (sizes or element strides), inline.
 #[derive(Clone, Copy, Eq, Default)]
+#[repr(C)]
 pub struct Dims {
-    len: u8,
     d: [usize; MAX_RANK],
+    len: u8,
 }
 
 impl Dims {

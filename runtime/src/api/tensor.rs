@@ -6,10 +6,14 @@ use crate::{Dims, Element, TensorDesc};
 use std::fmt;
 
 /// An owned, packed (C-order) tensor.
+// The shape first, in C layout: a tensor returned by value is written with the shape's 16-byte
+// pieces at the offsets where the caller's copy reads it back, so those loads forward from the
+// stores (with the vector first, every 16-byte piece of the shape straddled two stores).
 #[derive(Clone, PartialEq)]
+#[repr(C)]
 pub struct Tensor<T> {
-    data: Vec<T>,
     shape: Dims,
+    data: Vec<T>,
 }
 
 impl<T: Element> Tensor<T> {

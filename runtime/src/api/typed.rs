@@ -216,7 +216,9 @@ pub fn run_new<T: Element, O: Element, const N: usize>(
     run_new_general(op, call, inputs, &f)
 }
 
-/// [`run_new`] for any views: the full validator and the walk over the plan.
+/// [`run_new`] for any views: the full validator and the walk over the plan. Cold, as
+/// [`run_into_general`].
+#[cold]
 #[inline(never)]
 fn run_new_general<T: Element, O: Element, const N: usize>(
     op: &'static OpInfo,
@@ -266,7 +268,9 @@ pub fn run_into<T: Element, O: Element, const N: usize>(
     run_into_general(op, call, inputs, out, &f)
 }
 
-/// [`run_into`] for any views: the full validator and the walk over the plan.
+/// [`run_into`] for any views: the full validator and the walk over the plan. Cold, so that the
+/// small calls of the fast path do not pay for its frame.
+#[cold]
 #[inline(never)]
 fn run_into_general<T: Element, O: Element, const N: usize>(
     op: &'static OpInfo,
