@@ -296,7 +296,19 @@ mod tests {
             let count = |[a]: [W; 1]| a.count_ones();
             // Around the size below which the dispatch takes the AVX2 version too.
             let small = super::SMALL_BYTES / size_of::<W>();
-            for n in [0, 1, 7, 31, 64, 65, 129, 1000, small, small + 1, 3 * small + 5] {
+            for n in [
+                0,
+                1,
+                7,
+                31,
+                64,
+                65,
+                129,
+                1000,
+                small,
+                small + 1,
+                3 * small + 5,
+            ] {
                 let (a, b) = (words(n as u64 + 1, n, from), words(n as u64 + 99, n, from));
                 let (mut base, mut base_c) = (vec![W::lit(0); n], vec![0u32; n]);
                 crate::cpu::kernel::compute(&[&a[..], &b[..]], &mut base, &mixed);

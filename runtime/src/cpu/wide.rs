@@ -175,6 +175,10 @@ impl Avx512 {
             16 => self.stream_words::<E, 2>(task, out),
             32 => self.stream_words::<E, 4>(task, out),
             64 => self.stream_words::<E, 8>(task, out),
+            // Other multiples of four bytes, each code widened to a power of two.
+            12 => self.stream_padded::<E, 2>(task, out),
+            20 | 24 | 28 => self.stream_padded::<E, 4>(task, out),
+            36..64 if bytes.is_multiple_of(4) => self.stream_padded::<E, 8>(task, out),
             _ => return false,
         }
         true
@@ -238,6 +242,95 @@ impl Avx512 {
                     d += u64::from(E::wide([lanes[w], x]).count_ones());
                 }
                 out.put_run(i, j, &[d]);
+            }
+        }
+    }
+
+    /// [`stream`](Self::stream) for codes of a multiple of four bytes that is not a power of two,
+    /// under 64: each code widened with zeros to `L` words (the next power of two of bytes) as it
+    /// is loaded, `8 / L` codes per register (a masked load of their 32-bit pieces, spread over
+    /// the register's lanes by one permute), then counted as [`stream_words`](Self::stream_words)
+    /// counts codes of `L` words. The padding's count under `E` (nothing, or every padding bit
+    /// for XNOR) is taken off, as the word-by-word tile takes it off.
+    #[inline(always)]
+    fn stream_padded<E: WideExpr, const L: usize>(
+        self,
+        task: &PairTask<'_>,
+        out: &mut PairOut<'_, '_>,
+    ) {
+        let bytes = task.k * task.elem_size;
+        let (n, per, pieces) = (task.b_rows, 8 / L, bytes / 4);
+        debug_assert!(bytes.is_multiple_of(4) && bytes < L * 8 && bytes > L * 4);
+        let b = &task.b[..n * bytes];
+        // Lane piece `t` (of 16) takes piece `t % (2L)` of code `t / (2L)`, or zero past its end.
+        let (mut idx, mut keep) = ([0i32; 16], 0u16);
+        for (t, x) in idx.iter_mut().enumerate() {
+            let (c, d) = (t / (2 * L), t % (2 * L));
+            if d < pieces {
+                *x = (c * pieces + d) as i32;
+                keep |= 1 << t;
+            }
+        }
+        let loaded = ((1u32 << (per * pieces)) - 1) as u16;
+        let pad = if E::wide([0u64, 0u64]) & 1 == 1 {
+            ((L * 8 - bytes) * 8) as u64
+        } else {
+            0
+        };
+        let word = |x: &[u8; 64], w: usize| {
+            u64::from_le_bytes(x[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]))
+        };
+        let whole = n / 8;
+        for i in 0..task.a_rows {
+            let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
+            let mut qp = [0u8; 64];
+            for c in 0..per {
+                qp[c * L * 8..c * L * 8 + bytes].copy_from_slice(q);
+            }
+            // SAFETY: AVX-512F and VPOPCNTDQ are present (see `Avx512`); each masked load reads
+            // the `per * bytes` bytes at `(g * 8 + v * per) * bytes` for `g < n / 8` and
+            // `v < L`, which end at most at `(g + 1) * 8 * bytes <= n * bytes`, inside `b`
+            // (checked by the slice); the masked-off pieces are not read.
+            unsafe {
+                let qv = V512(_mm512_loadu_si512(qp.as_ptr().cast()));
+                let spread = _mm512_loadu_si512(idx.as_ptr().cast());
+                let padv = _mm512_set1_epi64(pad as i64);
+                let even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+                let odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+                let pairs = |x: __m512i, y: __m512i| {
+                    _mm512_add_epi64(
+                        _mm512_permutex2var_epi64(x, even, y),
+                        _mm512_permutex2var_epi64(x, odd, y),
+                    )
+                };
+                let mut run = Run::new(i);
+                for g in 0..whole {
+                    let mut p = [_mm512_setzero_si512(); L];
+                    for (v, pv) in p.iter_mut().enumerate() {
+                        let at = b.as_ptr().add((g * 8 + v * per) * bytes);
+                        let raw = _mm512_maskz_loadu_epi32(loaded, at.cast());
+                        let x = V512(_mm512_maskz_permutexvar_epi32(keep, spread, raw));
+                        *pv = _mm512_popcnt_epi64(E::wide([qv, x]).0);
+                    }
+                    let mut len = L;
+                    while len > 1 {
+                        for h in 0..len / 2 {
+                            p[h] = pairs(p[2 * h], p[2 * h + 1]);
+                        }
+                        len /= 2;
+                    }
+                    run.push(_mm512_sub_epi64(p[0], padv), out);
+                }
+                run.flush(out);
+            }
+            // The last codes, fewer than eight, one at a time.
+            for j in whole * 8..n {
+                let mut xp = [0u8; 64];
+                xp[..bytes].copy_from_slice(&b[j * bytes..(j + 1) * bytes]);
+                let d: u64 = (0..L)
+                    .map(|w| u64::from(E::wide([word(&qp, w), word(&xp, w)]).count_ones()))
+                    .sum();
+                out.put_run(i, j, &[d - pad]);
             }
         }
     }
@@ -491,5 +584,91 @@ mod tests {
         }
         check::<Xor>();
         check::<Mixed>();
+    }
+
+    /// The streaming kernels give the word-by-word tile's counts for every code size they take
+    /// (whole words, four bytes, and multiples of four widened to a power of two), every
+    /// expression (XNOR counts the padding, which is taken off), one to three rows of `a`, and
+    /// database sizes around the eight codes of a register; each output element is written once.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_stream_gives_the_word_tile_counts() {
+        use crate::element::{Lanes, WideExpr};
+        use crate::op::{PairOut, PairTask, ReduceOp};
+        struct Xor;
+        impl WideExpr for Xor {
+            fn wide<L: Lanes>(x: [L; 2]) -> L {
+                x[0].xor(x[1])
+            }
+        }
+        struct Xnor;
+        impl WideExpr for Xnor {
+            fn wide<L: Lanes>(x: [L; 2]) -> L {
+                x[0].xor(x[1]).not()
+            }
+        }
+        struct And;
+        impl WideExpr for And {
+            fn wide<L: Lanes>(x: [L; 2]) -> L {
+                x[0].and(x[1])
+            }
+        }
+        if crate::cpu::isa::isa() != crate::cpu::isa::Isa::Avx512 {
+            return;
+        }
+        fn check<E: WideExpr>(name: &str) {
+            let mut seed = 0x2545_F491_4F6C_DD1Du64;
+            let mut next = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed as u8
+            };
+            let mut taken = 0;
+            for bytes in (4..=64).step_by(4) {
+                for (m, n) in [
+                    (1, 0),
+                    (1, 1),
+                    (1, 7),
+                    (2, 8),
+                    (1, 9),
+                    (3, 63),
+                    (1, 64),
+                    (2, 201),
+                ] {
+                    let a: Vec<u8> = (0..m * bytes + 3).map(|_| next()).collect();
+                    let b: Vec<u8> = (0..n * bytes).map(|_| next()).collect();
+                    let task = PairTask {
+                        a: &a,
+                        a_rows: m,
+                        a_stride: bytes,
+                        b: &b,
+                        b_rows: n,
+                        b_stride: bytes,
+                        k: bytes,
+                        elem_size: 1,
+                        packed: None,
+                        wide_words: bytes.div_ceil(8),
+                        op: ReduceOp::Sum,
+                        identity: 0,
+                    };
+                    let mut want = vec![0u64; m * n];
+                    super::super::tiles::pair_words_body::<E>(
+                        &task,
+                        &mut PairOut::tile(&mut want, n),
+                    );
+                    let mut got = vec![u64::MAX; m * n];
+                    if super::Avx512(()).stream::<E>(&task, &mut PairOut::tile(&mut got, n)) {
+                        taken += 1;
+                        assert_eq!(got, want, "{name}, {bytes} bytes, {m} x {n}");
+                    }
+                }
+            }
+            // Every size here is a multiple of four bytes under 65: all streamed.
+            assert_eq!(taken, 16 * 8, "{name}: sizes the streams did not take");
+        }
+        check::<Xor>("XOR");
+        check::<Xnor>("XNOR");
+        check::<And>("AND");
     }
 }
