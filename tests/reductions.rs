@@ -458,6 +458,9 @@ fn pairwise_results_in_every_output_type_and_path() {
         (8, 100_008, 8, DataType::U8, 0), // one block of rows, b split over the threads
         (12, 1500, 9, DataType::U64, 0),  // packed tiles of nine words: the larger stack buffer
         (9, 600, 40, DataType::U64, 2),   // 320-byte codes: the rows' words on the heap
+        (2, 30005, 6, DataType::U32, 0),  // 24 bytes streamed widened to 32, a tail
+        (3, 9001, 10, DataType::U16, 0),  // 20 bytes widened to 32
+        (1, 20003, 12, DataType::U32, 1), // 48 bytes widened to 64, b unaligned
     ];
     // Hamming (the padding counts nothing) and an op that counts the padding (XNOR of zeros).
     let ops = [<ops::HammingCdist as Op>::INFO, <XnorOrCdist as Op>::INFO];
