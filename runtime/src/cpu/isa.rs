@@ -13,7 +13,7 @@ pub(crate) enum Isa {
     Baseline = 1,
     /// AVX2 and POPCNT.
     Avx2 = 2,
-    /// AVX-512 F, BW, VPOPCNTDQ and BITALG, and POPCNT.
+    /// AVX-512 F, BW, VPOPCNTDQ and BITALG, and AVX2 and POPCNT.
     Avx512 = 3,
 }
 
@@ -29,7 +29,10 @@ pub(crate) fn isa() -> Isa {
         2 => Isa::Avx2,
         1 => Isa::Baseline,
         _ => {
-            let isa = if std::arch::is_x86_feature_detected!("avx512f")
+            // AVX2 is tested with AVX-512 too: the small calls of the AVX-512 level run the
+            // AVX2 versions.
+            let isa = if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("avx512f")
                 && std::arch::is_x86_feature_detected!("avx512bw")
                 && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
                 && std::arch::is_x86_feature_detected!("avx512bitalg")
@@ -64,9 +67,9 @@ pub(crate) fn isa() -> Isa {
 /// to them (its turbofish). `body` is compiled in a private module `name` three times: as
 /// `name::baseline`, `name::avx2` (with AVX2 and POPCNT enabled) and `name::avx512` (AVX-512 F,
 /// BW, VPOPCNTDQ, BITALG and POPCNT); the dispatcher `name` calls the best one [`isa`] detected
-/// on this CPU (tests call each version directly). Paths
-/// in the body must resolve both in the caller's module and in that child module (which glob
-/// imports the caller's). A body per version takes the form
+/// on this CPU (tests call each version directly). The signature is written in both the
+/// caller's module and that child module (which glob imports the caller's), the body in the
+/// child only: its paths resolve there. A body per version takes the form
 /// `{ baseline => e1, avx2 => e2, avx512 => e3 }`, for versions that differ (vector blocks only
 /// one instruction set may make).
 macro_rules! multiversion {
