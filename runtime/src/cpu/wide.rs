@@ -9,7 +9,7 @@
     reason = "x86_64 vector intrinsics; each use states its safety"
 )]
 
-use super::tiles::Block;
+use super::tiles::{Block, padding_count};
 use crate::element::{Lanes, WideExpr};
 use crate::op::{PairOut, PairTask};
 use std::arch::x86_64::*;
@@ -184,6 +184,30 @@ impl Avx512 {
         true
     }
 
+    /// The streams' counts of eight codes of `L` words each, from `L` registers of word counts
+    /// (register `v` holding codes `v * 8 / L..`, each over `L` adjacent lanes): adjacent lanes
+    /// summed a level at a time (`vpermt2q`), one register of the eight codes' counts in order.
+    #[inline(always)]
+    fn code_sums<const L: usize>(self, mut p: [__m512i; L]) -> __m512i {
+        // SAFETY: AVX-512F is present (see `Avx512`); the intrinsics touch registers only.
+        unsafe {
+            let even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+            let odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+            let mut len = L;
+            while len > 1 {
+                for h in 0..len / 2 {
+                    let (x, y) = (p[2 * h], p[2 * h + 1]);
+                    p[h] = _mm512_add_epi64(
+                        _mm512_permutex2var_epi64(x, even, y),
+                        _mm512_permutex2var_epi64(x, odd, y),
+                    );
+                }
+                len /= 2;
+            }
+            p[0]
+        }
+    }
+
     /// [`stream`](Self::stream) for codes of `L` 64-bit words.
     #[inline(always)]
     fn stream_words<E: WideExpr, const L: usize>(
@@ -206,14 +230,6 @@ impl Avx512 {
             // (`n * L * 8` bytes, checked by the slice).
             unsafe {
                 let qv = V512(_mm512_loadu_si512(lanes.as_ptr().cast()));
-                let even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
-                let odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
-                let pairs = |x: __m512i, y: __m512i| {
-                    _mm512_add_epi64(
-                        _mm512_permutex2var_epi64(x, even, y),
-                        _mm512_permutex2var_epi64(x, odd, y),
-                    )
-                };
                 let mut run = Run::new(i);
                 for g in 0..whole {
                     let mut p = [_mm512_setzero_si512(); L];
@@ -222,15 +238,7 @@ impl Avx512 {
                         let x = V512(_mm512_loadu_si512(at.cast()));
                         *pv = _mm512_popcnt_epi64(E::wide([qv, x]).0);
                     }
-                    // Adjacent words of a code summed, a level at a time.
-                    let mut len = L;
-                    while len > 1 {
-                        for h in 0..len / 2 {
-                            p[h] = pairs(p[2 * h], p[2 * h + 1]);
-                        }
-                        len /= 2;
-                    }
-                    run.push(p[0], out);
+                    run.push(self.code_sums(p), out);
                 }
                 run.flush(out);
             }
@@ -272,11 +280,7 @@ impl Avx512 {
             }
         }
         let loaded = ((1u32 << (per * pieces)) - 1) as u16;
-        let pad = if E::wide([0u64, 0u64]) & 1 == 1 {
-            ((L * 8 - bytes) * 8) as u64
-        } else {
-            0
-        };
+        let pad = padding_count::<E>(bytes, L);
         let word = |x: &[u8; 64], w: usize| {
             u64::from_le_bytes(x[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]))
         };
@@ -295,14 +299,6 @@ impl Avx512 {
                 let qv = V512(_mm512_loadu_si512(qp.as_ptr().cast()));
                 let spread = _mm512_loadu_si512(idx.as_ptr().cast());
                 let padv = _mm512_set1_epi64(pad as i64);
-                let even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
-                let odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
-                let pairs = |x: __m512i, y: __m512i| {
-                    _mm512_add_epi64(
-                        _mm512_permutex2var_epi64(x, even, y),
-                        _mm512_permutex2var_epi64(x, odd, y),
-                    )
-                };
                 let mut run = Run::new(i);
                 for g in 0..whole {
                     let mut p = [_mm512_setzero_si512(); L];
@@ -312,14 +308,7 @@ impl Avx512 {
                         let x = V512(_mm512_maskz_permutexvar_epi32(keep, spread, raw));
                         *pv = _mm512_popcnt_epi64(E::wide([qv, x]).0);
                     }
-                    let mut len = L;
-                    while len > 1 {
-                        for h in 0..len / 2 {
-                            p[h] = pairs(p[2 * h], p[2 * h + 1]);
-                        }
-                        len /= 2;
-                    }
-                    run.push(_mm512_sub_epi64(p[0], padv), out);
+                    run.push(_mm512_sub_epi64(self.code_sums(p), padv), out);
                 }
                 run.flush(out);
             }
