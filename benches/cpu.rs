@@ -1,7 +1,8 @@
 //! CPU benchmarks for BENCHMARKS.md: each op case beside a plain copy of the same bytes (read plus
 //! written) on all cores, in the same run, and tiny calls beside hand-written loops.
 //!
-//! `cargo bench --bench cpu` runs everything; `cargo bench --bench cpu -- tiny` one group.
+//! `cargo bench --bench cpu` runs everything; `cargo bench --bench cpu -- tiny` one group
+//! (`cdist_few`: a few queries against a database).
 //! `python3 benches/report.py` turns criterion's results into the table and chart of BENCHMARKS.md.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -213,5 +214,43 @@ fn tiny(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, tiny, xor_64mib, broadcast, unary);
+/// All-pairs Hamming distances of a few queries against a database, through the entry the Python
+/// package's plain-array path calls: the per-call cost and the streaming kernels.
+fn cdist_few(c: &mut Criterion) {
+    let op = <tensorbits::ops::HammingCdist as tensorbits::Op>::INFO;
+    let call = tensorbits::Call::default();
+    let mut g = c.benchmark_group("cdist_few");
+    for &(m, n, k) in &[
+        (1, 1000, 8),
+        (1, 1000, 32),
+        (10, 1000, 8),
+        (10, 1000, 16),
+        (1, 100_000, 8),
+        (1, 100_000, 16),
+    ] {
+        let a: Vec<u8> = data(m * k, 3);
+        let b: Vec<u8> = data(n * k, 4);
+        let mut out = vec![0u8; m * n * 4];
+        let u8t = tensorbits::DataType::U8;
+        let u32t = tensorbits::DataType::U32;
+        g.bench_function(format!("{m}x{n}x{k}B"), |bch| {
+            bch.iter(|| {
+                tensorbits::execute_pairwise_packed(
+                    op,
+                    &call,
+                    (m, n, k),
+                    u8t,
+                    u32t,
+                    black_box(&a),
+                    black_box(&b),
+                    &mut out,
+                )
+                .unwrap()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, tiny, cdist_few, xor_64mib, broadcast, unary);
 criterion_main!(benches);

@@ -461,6 +461,10 @@ fn pairwise_results_in_every_output_type_and_path() {
         (2, 30005, 6, DataType::U32, 0),  // 24 bytes streamed widened to 32, a tail
         (3, 9001, 10, DataType::U16, 0),  // 20 bytes widened to 32
         (1, 20003, 12, DataType::U32, 1), // 48 bytes widened to 64, b unaligned
+        (3, 16384, 8, DataType::U8, 0),   // a few rows streamed over b in place
+        (7, 4099, 1, DataType::U64, 3),   // the most rows streamed, b unaligned, a tail
+        (12, 3000, 2, DataType::U64, 0),  // packed tiles of two whole words (a transpose)
+        (9, 1001, 4, DataType::U64, 1),   // four whole words, a partial last block
     ];
     // Hamming (the padding counts nothing) and an op that counts the padding (XNOR of zeros).
     let ops = [<ops::HammingCdist as Op>::INFO, <XnorOrCdist as Op>::INFO];
@@ -500,6 +504,37 @@ fn pairwise_results_in_every_output_type_and_path() {
                         "{m}x{n}x{k} {dt} -> {out_dt}, transposed {transposed}, offset {offset}, at {i}"
                     );
                 }
+            }
+            // The plain matrices' entry (no plan), between guard bytes it must not touch.
+            let len = m * n * out_dt.size();
+            let mut guarded = vec![0xA5u8; len + 128];
+            let done = tensorbits::execute_pairwise_packed(
+                op,
+                &Call::default(),
+                (m, n, k),
+                dt,
+                out_dt,
+                // Descriptions round buffers up to whole 32-bit words; the packed entry takes
+                // exact lengths.
+                &a.1[..m * k * dt.size()],
+                &b_bytes[offset..offset + n * k * dt.size()],
+                &mut guarded[64..64 + len],
+            )
+            .unwrap_or_else(|e| panic!("{m}x{n}x{k} {dt} -> {out_dt}, packed: {e}"));
+            assert!(done, "{m}x{n}x{k} {dt} -> {out_dt}: not taken as packed");
+            assert!(
+                guarded[..64]
+                    .iter()
+                    .chain(&guarded[64 + len..])
+                    .all(|&x| x == 0xA5),
+                "{m}x{n}x{k} {dt} -> {out_dt}: written outside the output"
+            );
+            for (i, &v) in values.iter().enumerate() {
+                assert_eq!(
+                    read(&guarded[64..], out_dt, i),
+                    v,
+                    "{m}x{n}x{k} {dt} -> {out_dt}, packed, offset {offset}, at {i}"
+                );
             }
         }
     }

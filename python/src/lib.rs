@@ -127,8 +127,14 @@ fn op_at(op: &Bound<'_, PyAny>) -> PyResult<&'static OpInfo> {
 }
 
 /// Valid bits (`bits=`, `bitorder=`) on a call.
+#[inline(always)]
 pub(crate) fn with_bits(mut call: Call, bits: Option<usize>, bitorder: &str) -> PyResult<Call> {
     call.bits = bits;
+    // The default, as most calls give it, without parsing.
+    if bitorder == "big" {
+        call.bitorder = tensorbits::BitOrder::Big;
+        return Ok(call);
+    }
     call.bitorder = tensorbits::BitOrder::parse(bitorder).ok_or_else(|| {
         PyValueError::new_err(format!(
             "bitorder must be \"big\" or \"little\" (as numpy's packbits), got {bitorder:?}"

@@ -92,6 +92,7 @@ impl Plain<'_> {
 
 /// `o` as the output of a plain call: a plain array of `shape`, writable, whose bytes are apart
 /// from every input's. Its data, type and the object to return; `None` otherwise.
+#[inline(always)]
 fn plain_out<'py>(
     py: Python<'py>,
     o: &Bound<'py, PyAny>,
@@ -109,6 +110,7 @@ fn plain_out<'py>(
 
 /// `obj` as a plain array: exactly a numpy `ndarray` (not a subclass), C-contiguous, aligned, of
 /// at least one dimension and a native dtype the library has.
+#[inline(always)]
 fn plain<'a>(py: Python<'_>, obj: &'a Bound<'_, PyAny>) -> Option<Plain<'a>> {
     // SAFETY: `obj` is a live object; the check reads its type only.
     if unsafe { npyffi::PyArray_CheckExact(py, obj.as_ptr()) } == 0 {
@@ -173,6 +175,7 @@ fn new_array<'py>(
 /// codes, `a` `[M, K]` and `b` `[N, K]` of one integer type, with `(M, N, K)`; `None` where the
 /// call is not of that kind.
 #[allow(clippy::type_complexity)]
+#[inline(always)]
 fn codes<'a>(
     py: Python<'_>,
     op: usize,

@@ -722,6 +722,15 @@ _knn_plain = _native.knn_plain
 @_runs("hamming_cdist")
 def hamming_cdist(a, b, /, *, out=None, dtype=None, device="auto", level=None, bits=None,
                   bitorder="big"):
+    # The defaults on plain matrices: one call into Rust before anything else (a call on a
+    # thousand short codes takes a few hundred nanoseconds, which each Python frame adds to).
+    if dtype is None and bits is None and level is None and device == "auto" and bitorder == "big":
+        try:
+            result = _pair_plain(_HAMMING, a, b, out, None)
+        except _ERRORS as e:
+            raise _renamed(e, _HAMMING, ("a", "b"), out)
+        if result is not None:
+            return result
     return _pairwise(_HAMMING, "hamming_cdist", a, b, out, dtype, device, level, bits, bitorder)
 
 
@@ -790,6 +799,14 @@ _BINARY_DOT = _op_index("binary_dot")
 @_runs("binary_dot")
 def binary_dot(a, b, /, *, bits=None, bitorder="big", dtype=None, out=None, device="auto",
                level=None):
+    # As `hamming_cdist`: the defaults on plain matrices, one call into Rust.
+    if dtype is None and bits is None and level is None and device == "auto" and bitorder == "big":
+        try:
+            result = _pair_plain(_BINARY_DOT, a, b, out, None)
+        except _ERRORS as e:
+            raise _renamed(e, _BINARY_DOT, ("a", "b"), out)
+        if result is not None:
+            return result
     return _pairwise(_BINARY_DOT, "binary_dot", a, b, out, dtype, device, level, bits, bitorder)
 
 

@@ -202,13 +202,31 @@ pub fn execute_pairwise_packed(
     if !op.is_pairwise() || !packed_lengths(rows, dtype, a, b) {
         return Ok(false);
     }
-    let plan = validate::reduce::pairwise_packed(op, call, rows, dtype, out_dtype)?;
+    let (reduce, sum) = validate::reduce::pairwise_packed_checks(op, call, rows, dtype, out_dtype)?;
     if m.checked_mul(n)
         .and_then(|c| c.checked_mul(out_dtype.size()))
         != Some(output.len())
     {
         return Ok(false);
     }
+    // A sum of plain counts goes to the pair kernel with no plan: small calls notice building it.
+    if reduce == crate::ReduceOp::Sum
+        && sum.is_plain()
+        && let Some(pair) = op.pair_kernel(dtype)
+    {
+        let run: &(dyn Fn(&crate::op::PairTask<'_>, &mut crate::op::PairOut<'_, '_>) + Sync) =
+            &pair.run;
+        cpu::pair::run_packed(
+            (run, pair.wide),
+            rows,
+            dtype,
+            out_dtype.size(),
+            (a, b),
+            output,
+        );
+        return Ok(true);
+    }
+    let plan = validate::reduce::pairwise_packed(op, call, rows, dtype, out_dtype)?;
     let ks = op_kernels(op, &plan)?;
     cpu::execute(
         &plan,

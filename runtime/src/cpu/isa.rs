@@ -102,6 +102,10 @@ macro_rules! multiversion {
 
         /// The versions of the function of the same name: for the baseline, for AVX2 and for
         /// AVX-512.
+        #[allow(
+            clippy::extra_unused_type_parameters,
+            reason = "a version with a body of its own may not need every parameter"
+        )]
         mod $name {
             #[allow(unused_imports, reason = "the body's paths, whichever it uses")]
             use super::*;

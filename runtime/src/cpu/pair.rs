@@ -17,7 +17,7 @@
 //! holding the `M x N` matrix.
 
 use super::select::Selection;
-use super::tiles::{PACK_ROWS, code_word, last_word_bytes};
+use super::tiles::{PACK_ROWS, RB, code_word, last_word_bytes};
 use super::{PARALLEL_BYTES, simd};
 use crate::MAX_RANK;
 use crate::element::{Lanes, WideExpr, Word, write_elem};
@@ -64,7 +64,9 @@ pub fn pair<W: Word, E: WideExpr>(
 ) {
     match task.packed {
         Some(packed) if use_wide && task.op == ReduceOp::Sum => {
-            simd::pair_wide::<E>(task, packed, out)
+            if task.a_rows >= RB || !simd::stream_few::<E>(task, out) {
+                simd::pair_wide::<E>(task, packed, out)
+            }
         }
         None if use_wide && task.op == ReduceOp::Sum && task.wide_words > 0 => {
             simd::pair_words::<E>(task, out)
@@ -117,7 +119,11 @@ fn pair_form<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
         "the runtime's pair kernels are sums"
     );
     match task.packed {
-        Some(packed) => simd::pair_wide::<E>(task, packed, out),
+        Some(packed) => {
+            if task.a_rows >= RB || !simd::stream_few::<E>(task, out) {
+                simd::pair_wide::<E>(task, packed, out)
+            }
+        }
         None if task.wide_words > 0 => simd::pair_words::<E>(task, out),
         None => {
             for i in 0..task.a_rows {
@@ -182,6 +188,21 @@ fn pack_tile<'t>(
 ) -> &'t [u64] {
     buf.clear();
     buf.resize(nj.div_ceil(8) * ww * 8, 0);
+    // Codes of whole words in consecutive rows: each block is a transpose of eight rows' words,
+    // read as words (the general loop below tests each word for the end of its code, and took as
+    // long as counting ten rows of `a` against the tile).
+    if row_bytes == ww * 8 && b.stride == row_bytes {
+        let rows = &b.bytes[j0 * row_bytes..(j0 + nj) * row_bytes];
+        // The word count a constant in the common sizes, so that the loops unroll.
+        match ww {
+            1 => transpose_words(rows, buf, 1),
+            2 => transpose_words(rows, buf, 2),
+            4 => transpose_words(rows, buf, 4),
+            8 => transpose_words(rows, buf, 8),
+            _ => transpose_words(rows, buf, ww),
+        }
+        return buf;
+    }
     let last = last_word_bytes(row_bytes, ww);
     for (blk, d) in buf.chunks_exact_mut(ww * 8).enumerate() {
         // Row `j0 + 8 * blk + c` goes to lane `c` of each of the block's words.
@@ -193,6 +214,22 @@ fn pack_tile<'t>(
         }
     }
     buf
+}
+
+/// [`pack_tile`] for codes of `ww` whole words in consecutive `rows`: block `blk`'s word `w` of
+/// row `c` to `buf[(blk * ww + w) * 8 + c]`.
+#[inline(always)]
+fn transpose_words(rows: &[u8], buf: &mut [u64], ww: usize) {
+    let codes = rows.len() / (ww * 8);
+    for j in 0..codes {
+        let (blk, c) = (j / 8, j % 8);
+        let code = &rows[j * ww * 8..(j + 1) * ww * 8];
+        let d = &mut buf[blk * ww * 8..(blk + 1) * ww * 8];
+        for w in 0..ww {
+            let word = &code[w * 8..w * 8 + 8];
+            d[w * 8 + c] = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+        }
+    }
 }
 
 /// The packed form of rows `j0..j0 + nj` of `b` for the wide kernel (`j0` a multiple of eight):
@@ -232,6 +269,29 @@ struct Batch<'a> {
     /// Whether tiles of `b` are packed for the wide kernel (enough rows of `a` to pay for it).
     pack: bool,
     out_base: usize,
+}
+
+impl<'a> Batch<'a> {
+    /// A batch of rows `a` and `b`, whose output starts at element `out_base`; `wide_sum` where
+    /// the kernel is wide and the reduction a sum: `b` is then packed for the wide kernel, in
+    /// place when it already is (whatever the rows of `a`), else in tiles when enough rows of `a`
+    /// pay for it.
+    fn new(s: &Shape, a: Rows<'a>, b: Rows<'a>, wide_sum: bool, out_base: usize) -> Batch<'a> {
+        let wide_sum = wide_sum && s.ww > 0;
+        let in_place = if wide_sum {
+            in_place_packing(&b, s)
+        } else {
+            None
+        };
+        let pack = wide_sum && in_place.is_none() && s.m >= PACK_ROWS;
+        Batch {
+            a,
+            b,
+            in_place,
+            pack,
+            out_base,
+        }
+    }
 }
 
 /// Geometry of a pairwise plan.
@@ -280,22 +340,8 @@ fn batches<'a>(
         let off = |st: &[usize]| (0..s.nb).map(|d| idx[d] * st[d]).sum::<usize>();
         let a = rows(src(0), off(sa), s.m, sa[nd - 3], s.k, sa[nd - 1], s.es)?;
         let b = rows(src(1), off(sb), s.n, sb[nd - 2], s.k, sb[nd - 1], s.es)?;
-        // `b` packed for the wide kernel: in place when it already is (whatever the rows of `a`),
-        // else in tiles when enough rows of `a` pay for it.
-        let wide_sum = wide && plan.reduce == Some(ReduceOp::Sum) && s.ww > 0;
-        let in_place = if wide_sum {
-            in_place_packing(&b, s)
-        } else {
-            None
-        };
-        let pack = wide_sum && in_place.is_none() && s.m >= PACK_ROWS;
-        out.push(Batch {
-            a,
-            b,
-            in_place,
-            pack,
-            out_base: off(&plan.out_strides),
-        });
+        let wide_sum = wide && plan.reduce == Some(ReduceOp::Sum);
+        out.push(Batch::new(s, a, b, wide_sum, off(&plan.out_strides)));
         for d in (0..s.nb).rev() {
             idx[d] += 1;
             if idx[d] < plan.iter[d] {
@@ -307,15 +353,20 @@ fn batches<'a>(
     Ok(out)
 }
 
+/// How a plan's pairs reduce, and the value of an empty reduction.
+fn how(plan: &Plan) -> (ReduceOp, u64) {
+    let op = plan.reduce.unwrap_or(ReduceOp::Sum);
+    (op, super::accum::identity(op, plan.in_dtype))
+}
+
 fn task<'t>(
-    plan: &Plan,
+    (op, identity): (ReduceOp, u64),
     s: &Shape,
     bt: &'t Batch<'_>,
     (i0, ni): (usize, usize),
     (j0, nj): (usize, usize),
     packed: Option<&'t [u64]>,
 ) -> PairTask<'t> {
-    let op = plan.reduce.unwrap_or(ReduceOp::Sum);
     PairTask {
         a: &bt.a.bytes[(i0 * bt.a.stride).min(bt.a.bytes.len())..],
         a_rows: ni,
@@ -328,7 +379,7 @@ fn task<'t>(
         packed,
         wide_words: s.ww,
         op,
-        identity: super::accum::identity(op, plan.in_dtype),
+        identity,
     }
 }
 
@@ -344,122 +395,189 @@ pub(crate) fn run(
         return Ok(());
     }
     let nd = plan.iter.len();
-    let (so_m, so_n) = (plan.out_strides[nd - 3], plan.out_strides[nd - 2]);
-    let oes = plan.out_dtype.size();
-    let work = plan.count.saturating_mul(s.k.max(1)).saturating_mul(s.es);
-    let parallel = work >= PAIR_PARALLEL_BYTES && crate::pool::num_threads() > 1;
+    let job = Job {
+        so: (plan.out_strides[nd - 3], plan.out_strides[nd - 2]),
+        oes: plan.out_dtype.size(),
+        how: how(plan),
+        work: plan.count.saturating_mul(s.k.max(1)).saturating_mul(s.es),
+        s,
+    };
+    for bt in batches(plan, &job.s, inputs, pair.1)? {
+        let region = &mut out[bt.out_base * job.oes..];
+        run_batch(&job, &bt, region, pair);
+    }
+    Ok(())
+}
+
+/// [`run`] for one pair of packed matrices, with no plan: rows of `a` `[m, k]` and `b` `[n, k]`
+/// of `dtype`, their pair sums into the packed `[m, n]` `out` of `oes`-byte elements. The
+/// caller validated the call, whose results are the counts as they are (no epilogue, no valid
+/// bits), and the lengths of the three buffers. A call of a few microseconds (one query against
+/// a thousand codes) spent more in building and copying the plan than in counting.
+pub(crate) fn run_packed(
+    pair: PairRef<'_>,
+    (m, n, k): (usize, usize, usize),
+    dtype: crate::DataType,
+    oes: usize,
+    (a, b): (&[u8], &[u8]),
+    out: &mut [u8],
+) {
+    let es = dtype.size();
+    let s = Shape {
+        nb: 0,
+        m,
+        n,
+        k,
+        es,
+        ww: (k * es).div_ceil(8),
+    };
+    let count = m * n;
+    if count == 0 {
+        return;
+    }
+    let job = Job {
+        so: (n, 1),
+        oes,
+        how: (ReduceOp::Sum, super::accum::identity(ReduceOp::Sum, dtype)),
+        work: count.saturating_mul(k.max(1)).saturating_mul(es),
+        s,
+    };
+    let row = |src| Rows {
+        bytes: std::borrow::Cow::Borrowed(src),
+        stride: k * es,
+    };
+    let bt = Batch::new(&job.s, row(a), row(b), pair.1, 0);
+    run_batch(&job, &bt, out, pair);
+}
+
+/// What every batch of a pairwise run shares.
+struct Job {
+    s: Shape,
+    /// The output's strides (in elements) along the rows of `a` and of `b`, and its element size.
+    so: (usize, usize),
+    oes: usize,
+    how: (ReduceOp, u64),
+    /// Bytes of codes the whole run reads (rows of `a` times rows of `b` times the code size).
+    work: usize,
+}
+
+/// One batch of a pairwise run into `region`, its output from the batch's first element.
+fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
+    let (s, oes, (so_m, so_n)) = (&job.s, job.oes, job.so);
+    let parallel = job.work >= PAIR_PARALLEL_BYTES && crate::pool::num_threads() > 1;
     // Rows of `b` per tile: about 32 KiB of codes, whole packed blocks.
     let tile_rows = (TILE_BYTES / (s.k * s.es).max(1))
         .max(8)
         .next_multiple_of(8);
-    for bt in batches(plan, &s, inputs, pair.1)? {
-        // One pass of `a`'s rows over `b` (no more than a kernel call's rows, `b` as it lies, the
-        // output's rows packed) reuses no tile: all of `b` in one call, with no per-tile cost.
-        let nb = match !bt.pack && s.m <= MB && so_n == 1 {
-            true => s.n.max(1),
-            false => tile_rows,
-        };
-        // Rows `i0..i1` of `a` against all of `b`: `b` in tiles that stay in L1 while MB rows of
-        // `a` at a time pass over them. Rows of the output that are packed (`so_n == 1`) are
-        // written in place, in the output type; others go through a tile of `u64`s scattered to
-        // their strides. `out` starts at row `origin` of the batch's output.
-        let rows_of = |(i0, i1): (usize, usize), out: &mut [u8], origin: usize, so_m: usize| {
-            let (mut tile, mut pbuf) = (Vec::new(), Vec::new());
-            for j0 in (0..s.n).step_by(nb) {
-                let nj = (s.n - j0).min(nb);
-                let packed = packed_for(&bt, &s, (j0, nj), &mut pbuf);
-                // Packed output rows take many rows of `a` per call (the kernel blocks them by
-                // eight itself): each call has a fixed cost.
-                let step = if so_n == 1 { CALL_ROWS } else { MB };
-                for r0 in (i0..i1).step_by(step) {
-                    let ni = (i1 - r0).min(step);
-                    let t = task(plan, &s, &bt, (r0, ni), (j0, nj), packed);
-                    if so_n == 1 {
-                        let first = ((r0 - origin) * so_m + j0) * oes;
-                        let mut o = PairOut {
-                            bytes: &mut out[first..],
-                            es: oes,
-                            stride: so_m,
-                            rows: None,
-                            col: 0,
-                        };
-                        (pair.0)(&t, &mut o);
-                    } else {
-                        tile.resize(ni * nj, 0);
-                        (pair.0)(&t, &mut PairOut::tile(&mut tile, nj));
-                        for r in 0..ni {
-                            for (c, &v) in tile[r * nj..(r + 1) * nj].iter().enumerate() {
-                                let at = (r0 - origin + r) * so_m + (j0 + c) * so_n;
-                                write_elem(out, at, oes, v);
-                            }
+    // One pass of `a`'s rows over `b` (no more than a kernel call's rows, `b` as it lies, the
+    // output's rows packed) reuses no tile: all of `b` in one call, with no per-tile cost.
+    let nb = match !bt.pack && s.m <= MB && so_n == 1 {
+        true => s.n.max(1),
+        false => tile_rows,
+    };
+    // Rows `i0..i1` of `a` against all of `b`: `b` in tiles that stay in L1 while MB rows of
+    // `a` at a time pass over them. Rows of the output that are packed (`so_n == 1`) are
+    // written in place, in the output type; others go through a tile of `u64`s scattered to
+    // their strides. `out` starts at row `origin` of the batch's output.
+    let rows_of = |(i0, i1): (usize, usize), out: &mut [u8], origin: usize, so_m: usize| {
+        let (mut tile, mut pbuf) = (Vec::new(), Vec::new());
+        for j0 in (0..s.n).step_by(nb) {
+            let nj = (s.n - j0).min(nb);
+            let packed = packed_for(bt, s, (j0, nj), &mut pbuf);
+            // Packed output rows take many rows of `a` per call (the kernel blocks them by
+            // eight itself): each call has a fixed cost.
+            let step = if so_n == 1 { CALL_ROWS } else { MB };
+            for r0 in (i0..i1).step_by(step) {
+                let ni = (i1 - r0).min(step);
+                let t = task(job.how, s, bt, (r0, ni), (j0, nj), packed);
+                if so_n == 1 {
+                    let first = ((r0 - origin) * so_m + j0) * oes;
+                    let mut o = PairOut {
+                        bytes: &mut out[first..],
+                        es: oes,
+                        stride: so_m,
+                        rows: None,
+                        col: 0,
+                    };
+                    (pair.0)(&t, &mut o);
+                } else {
+                    tile.resize(ni * nj, 0);
+                    (pair.0)(&t, &mut PairOut::tile(&mut tile, nj));
+                    for r in 0..ni {
+                        for (c, &v) in tile[r * nj..(r + 1) * nj].iter().enumerate() {
+                            let at = (r0 - origin + r) * so_m + (j0 + c) * so_n;
+                            write_elem(out, at, oes, v);
                         }
                     }
                 }
             }
-        };
-        let region = &mut out[bt.out_base * oes..];
-        let threads = crate::pool::num_threads();
-        if parallel && so_n == 1 && so_m == s.n && s.m < 8 * threads {
-            // Few rows of `a` (a handful of queries): ranges of `b` in parallel, each task writing
-            // its columns of every output row, a row at a time.
-            let tasks = (2 * threads).min(s.n.div_ceil(NB)).max(1);
-            let cols_per = s.n.div_ceil(tasks).next_multiple_of(NB);
-            let mut parts: Vec<Vec<&mut [u8]>> = Vec::new();
-            parts.resize_with(s.n.div_ceil(cols_per), Vec::new);
-            let len = (s.m * s.n * oes).min(region.len());
-            for row in region[..len].chunks_mut(s.n * oes) {
-                let mut rest = row;
-                for part in parts.iter_mut() {
-                    let (head, tail) = rest.split_at_mut((cols_per * oes).min(rest.len()));
-                    part.push(head);
-                    rest = tail;
-                }
-            }
-            crate::pool::run(|| {
-                parts
-                    .into_par_iter()
-                    .enumerate()
-                    .for_each(|(t, mut rows_out)| {
-                        let (c0, c1) = (t * cols_per, ((t + 1) * cols_per).min(s.n));
-                        let mut pbuf = Vec::new();
-                        for j0 in (c0..c1).step_by(nb) {
-                            let nj = (c1 - j0).min(nb);
-                            let packed = packed_for(&bt, &s, (j0, nj), &mut pbuf);
-                            for r0 in (0..s.m).step_by(CALL_ROWS) {
-                                let ni = (s.m - r0).min(CALL_ROWS);
-                                let tk = task(plan, &s, &bt, (r0, ni), (j0, nj), packed);
-                                let mut o = PairOut {
-                                    bytes: &mut [],
-                                    es: oes,
-                                    stride: 0,
-                                    rows: Some(&mut rows_out[r0..r0 + ni]),
-                                    // Columns from j0, in slices that start at c0.
-                                    col: j0 - c0,
-                                };
-                                (pair.0)(&tk, &mut o);
-                            }
-                        }
-                    })
-            });
-        } else if parallel && so_n == 1 && so_m == s.n {
-            // Packed rows: blocks of output rows are disjoint slices, a few per thread.
-            let rows_per = s.m.div_ceil(4 * threads).next_multiple_of(MB);
-            let bytes = rows_per * s.n * oes;
-            let len = (s.m * s.n * oes).min(region.len());
-            crate::pool::run(|| {
-                region[..len]
-                    .par_chunks_mut(bytes)
-                    .enumerate()
-                    .for_each(|(t, chunk)| {
-                        let m0 = t * rows_per;
-                        rows_of((m0, (m0 + rows_per).min(s.m)), chunk, m0, s.n);
-                    })
-            });
-        } else {
-            rows_of((0, s.m), region, 0, so_m);
         }
+    };
+    // The pool is asked for its size only when the work is large: a small call notices the lock.
+    let threads = if parallel {
+        crate::pool::num_threads()
+    } else {
+        1
+    };
+    if parallel && so_n == 1 && so_m == s.n && s.m < 8 * threads {
+        // Few rows of `a` (a handful of queries): ranges of `b` in parallel, each task writing
+        // its columns of every output row, a row at a time.
+        let tasks = (2 * threads).min(s.n.div_ceil(NB)).max(1);
+        let cols_per = s.n.div_ceil(tasks).next_multiple_of(NB);
+        let mut parts: Vec<Vec<&mut [u8]>> = Vec::new();
+        parts.resize_with(s.n.div_ceil(cols_per), Vec::new);
+        let len = (s.m * s.n * oes).min(region.len());
+        for row in region[..len].chunks_mut(s.n * oes) {
+            let mut rest = row;
+            for part in parts.iter_mut() {
+                let (head, tail) = rest.split_at_mut((cols_per * oes).min(rest.len()));
+                part.push(head);
+                rest = tail;
+            }
+        }
+        crate::pool::run(|| {
+            parts
+                .into_par_iter()
+                .enumerate()
+                .for_each(|(t, mut rows_out)| {
+                    let (c0, c1) = (t * cols_per, ((t + 1) * cols_per).min(s.n));
+                    let mut pbuf = Vec::new();
+                    for j0 in (c0..c1).step_by(nb) {
+                        let nj = (c1 - j0).min(nb);
+                        let packed = packed_for(bt, s, (j0, nj), &mut pbuf);
+                        for r0 in (0..s.m).step_by(CALL_ROWS) {
+                            let ni = (s.m - r0).min(CALL_ROWS);
+                            let tk = task(job.how, s, bt, (r0, ni), (j0, nj), packed);
+                            let mut o = PairOut {
+                                bytes: &mut [],
+                                es: oes,
+                                stride: 0,
+                                rows: Some(&mut rows_out[r0..r0 + ni]),
+                                // Columns from j0, in slices that start at c0.
+                                col: j0 - c0,
+                            };
+                            (pair.0)(&tk, &mut o);
+                        }
+                    }
+                })
+        });
+    } else if parallel && so_n == 1 && so_m == s.n {
+        // Packed rows: blocks of output rows are disjoint slices, a few per thread.
+        let rows_per = s.m.div_ceil(4 * threads).next_multiple_of(MB);
+        let bytes = rows_per * s.n * oes;
+        let len = (s.m * s.n * oes).min(region.len());
+        crate::pool::run(|| {
+            region[..len]
+                .par_chunks_mut(bytes)
+                .enumerate()
+                .for_each(|(t, chunk)| {
+                    let m0 = t * rows_per;
+                    rows_of((m0, (m0 + rows_per).min(s.m)), chunk, m0, s.n);
+                })
+        });
+    } else {
+        rows_of((0, s.m), region, 0, so_m);
     }
-    Ok(())
 }
 
 /// The `k` nearest rows of `b` for every row of `a`: per batch index and row, `(value, index)`
@@ -476,9 +594,14 @@ pub(crate) fn knn(
     let inputs = zeroed.as_deref().unwrap_or(inputs);
     let s = shape(plan);
     let mut results = Vec::new();
-    let threads = crate::pool::num_threads();
     let work = (s.m * s.n).saturating_mul(s.k.max(1)).saturating_mul(s.es);
-    let parallel = work >= PARALLEL_BYTES && threads > 1;
+    // The pool is asked for its size only when the work is large: a small call notices the lock.
+    let threads = if work >= PARALLEL_BYTES {
+        crate::pool::num_threads()
+    } else {
+        1
+    };
+    let parallel = threads > 1;
     for bt in batches(plan, &s, inputs, pair.1)? {
         if k == 0 || s.m == 0 {
             results.extend((0..s.m).map(|_| Vec::new()));
@@ -558,7 +681,7 @@ fn select(
         let packed = packed_for(bt, s, (jb, nj), &mut pbuf);
         for r0 in (i0..i1).step_by(MB) {
             let ni = (i1 - r0).min(MB);
-            let t = task(plan, s, bt, (r0, ni), (jb, nj), packed);
+            let t = task(how(plan), s, bt, (r0, ni), (jb, nj), packed);
             (pair.0)(&t, &mut PairOut::tile(&mut tile[..ni * nj], nj));
             if plan.flip {
                 for v in &mut tile[..ni * nj] {

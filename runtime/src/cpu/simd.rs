@@ -174,6 +174,26 @@ multiversion! {
 }
 
 multiversion! {
+    /// Fewer than [`RB`](super::tiles::RB) rows of `a` against rows of `b` as they lie, streamed
+    /// through AVX-512 registers ([`Avx512::stream`](wide::Avx512::stream)) even where `b` is
+    /// packed for the wide tile: a single query against short codes costs the wide tile's set-up
+    /// (a stack frame of its every variant) more than its counting. `false`, with nothing
+    /// written, where the stream does not take the layout or the CPU lacks AVX-512.
+    #[inline]
+    pub(crate) fn stream_few[E: WideExpr][E](task: &PairTask<'_>, out: &mut PairOut<'_, '_>) -> bool {
+        baseline => {
+            let _ = (task, out);
+            false
+        },
+        avx2 => {
+            let _ = (task, out);
+            false
+        },
+        avx512 => task.a_rows < tiles::RB && wide::Avx512(()).stream::<E>(task, out),
+    }
+}
+
+multiversion! {
     /// The word-by-word pair tile on unpacked rows ([`pair_words_body`](super::tiles::pair_words_body)),
     /// with the `popcnt` instruction where the CPU has it; with AVX-512, a few queries against
     /// codes of 4 to 64 bytes in consecutive rows stream through vector registers instead.

@@ -106,48 +106,107 @@ impl Avx512 {
     }
 }
 
-/// One row's results from the streaming kernels, eight at a time from a register, written to
-/// the output a run of 64 at a time (narrowed to its type in one vectorized pass).
-struct Run {
-    buf: [u64; 64],
-    len: usize,
-    /// The output row, and the column of `buf[0]`.
-    row: usize,
-    col: usize,
+/// A streaming kernel's results for one row of `a`, a register at a time: group `g` holds the
+/// results of codes `g * 8..` (or `g * 16..` for [`emit`]'s `SIXTEEN`). A trait with an
+/// always-inlined method rather than a closure: a closure is compiled apart from the AVX-512
+/// function it is written in, without its features, and its intrinsics were left as calls.
+trait Group {
+    /// # Safety
+    /// AVX-512F, BW and VPOPCNTDQ must be present, and group `g` inside the codes the value was
+    /// made for.
+    unsafe fn group(&self, g: usize) -> __m512i;
 }
 
-impl Run {
-    #[inline(always)]
-    fn new(row: usize) -> Run {
-        Run {
-            buf: [0; 64],
-            len: 0,
-            row,
-            col: 0,
+/// Writes one row's results from the streaming kernels: `groups` registers of results from
+/// `src` (eight `u64`s each, or with `SIXTEEN` sixteen `u32`s), narrowed in registers to the
+/// output's type and stored straight into its row, which is taken (and bounds-checked) once.
+/// Before, results went through a buffer of 64 `u64`s and a conversion pass, which cost a single
+/// query against 100,000 short codes more than its counting.
+///
+/// # Safety
+/// As [`Group::group`] for groups `0..groups`.
+#[inline(always)]
+unsafe fn emit<const SIXTEEN: bool>(
+    out: &mut PairOut<'_, '_>,
+    row: usize,
+    groups: usize,
+    src: &impl Group,
+) {
+    // SAFETY: the caller's.
+    unsafe {
+        match out.es {
+            1 => emit_sized::<1, SIXTEEN>(out, row, groups, src),
+            2 => emit_sized::<2, SIXTEEN>(out, row, groups, src),
+            4 => emit_sized::<4, SIXTEEN>(out, row, groups, src),
+            _ => emit_sized::<8, SIXTEEN>(out, row, groups, src),
         }
     }
+}
 
-    /// Appends the eight results in `v`, writing the run out when it is full.
-    #[inline(always)]
-    fn push(&mut self, v: __m512i, out: &mut PairOut<'_, '_>) {
-        let dst = &mut self.buf[self.len..self.len + 8];
-        // SAFETY: AVX-512F is present (only `Avx512`'s methods, compiled for it, make a
-        // `Run`); the store writes the eight words of `dst`, a slice taken (bounds-checked)
-        // for it.
-        unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), v) };
-        self.len += 8;
-        if self.len == self.buf.len() {
-            self.flush(out);
+/// [`emit`] for outputs of `ES` bytes. Eight `u64`s go out two registers at a time (narrowed
+/// together, one store of `16 * ES` bytes); sixteen `u32`s a register at a time.
+///
+/// # Safety
+/// As [`emit`].
+#[inline(always)]
+unsafe fn emit_sized<const ES: usize, const SIXTEEN: bool>(
+    out: &mut PairOut<'_, '_>,
+    row: usize,
+    groups: usize,
+    src: &impl Group,
+) {
+    let per = if SIXTEEN { 16 } else { 8 };
+    let dst = &mut out.at(row, 0)[..groups * per * ES];
+    let base = dst.as_mut_ptr();
+    // SAFETY: AVX-512F and BW are present and the groups inside the codes (the caller's
+    // promise); every store writes bytes `[g * per * ES, (g + w) * per * ES)` for the `w` (1 or 2)
+    // groups from `g` it holds, `g + w <= groups`, inside `dst` (bounds-checked above).
+    unsafe {
+        if SIXTEEN {
+            for g in 0..groups {
+                let (v, p) = (src.group(g), base.add(g * 16 * ES));
+                match ES {
+                    1 => _mm_storeu_si128(p.cast(), _mm512_cvtepi32_epi8(v)),
+                    2 => _mm256_storeu_si256(p.cast(), _mm512_cvtepi32_epi16(v)),
+                    4 => _mm512_storeu_si512(p.cast(), v),
+                    _ => {
+                        let lo = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v));
+                        let hi = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(v));
+                        _mm512_storeu_si512(p.cast(), lo);
+                        _mm512_storeu_si512(p.add(64).cast(), hi);
+                    }
+                }
+            }
+            return;
         }
-    }
-
-    /// Writes what the run holds.
-    #[inline(always)]
-    fn flush(&mut self, out: &mut PairOut<'_, '_>) {
-        if self.len > 0 {
-            out.put_run(self.row, self.col, &self.buf[..self.len]);
-            self.col += self.len;
-            self.len = 0;
+        let idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        for h in 0..groups / 2 {
+            let (x, y) = (src.group(2 * h), src.group(2 * h + 1));
+            let p = base.add(h * 16 * ES);
+            match ES {
+                1 => _mm_storeu_si128(
+                    p.cast(),
+                    _mm_unpacklo_epi64(_mm512_cvtepi64_epi8(x), _mm512_cvtepi64_epi8(y)),
+                ),
+                2 => _mm256_storeu_si256(
+                    p.cast(),
+                    _mm256_set_m128i(_mm512_cvtepi64_epi16(y), _mm512_cvtepi64_epi16(x)),
+                ),
+                4 => _mm512_storeu_si512(p.cast(), _mm512_permutex2var_epi32(x, idx, y)),
+                _ => {
+                    _mm512_storeu_si512(p.cast(), x);
+                    _mm512_storeu_si512(p.add(64).cast(), y);
+                }
+            }
+        }
+        if groups % 2 == 1 {
+            let (x, p) = (src.group(groups - 1), base.add((groups - 1) * 8 * ES));
+            match ES {
+                1 => _mm_storel_epi64(p.cast(), _mm512_cvtepi64_epi8(x)),
+                2 => _mm_storeu_si128(p.cast(), _mm512_cvtepi64_epi16(x)),
+                4 => _mm256_storeu_si256(p.cast(), _mm512_cvtepi64_epi32(x)),
+                _ => _mm512_storeu_si512(p.cast(), x),
+            }
         }
     }
 }
@@ -225,22 +284,18 @@ impl Avx512 {
                 let w = k % L;
                 *l = u64::from_le_bytes(q[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]));
             }
-            // SAFETY: AVX-512F and VPOPCNTDQ are present (see `Avx512`); the loads read
-            // 64 bytes at `(g * L + v) * 64` for `g < n / 8` and `v < L`, inside `b`
+            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the groups
+            // `g < n / 8` read 64 bytes at `(g * L + v) * 64` for `v < L`, inside `b`
             // (`n * L * 8` bytes, checked by the slice).
             unsafe {
                 let qv = V512(_mm512_loadu_si512(lanes.as_ptr().cast()));
-                let mut run = Run::new(i);
-                for g in 0..whole {
-                    let mut p = [_mm512_setzero_si512(); L];
-                    for (v, pv) in p.iter_mut().enumerate() {
-                        let at = b.as_ptr().add((g * L + v) * 64);
-                        let x = V512(_mm512_loadu_si512(at.cast()));
-                        *pv = _mm512_popcnt_epi64(E::wide([qv, x]).0);
-                    }
-                    run.push(self.code_sums(p), out);
-                }
-                run.flush(out);
+                let src = Words::<E, L> {
+                    isa: self,
+                    b: b.as_ptr(),
+                    q: qv,
+                    expr: std::marker::PhantomData,
+                };
+                emit::<false>(out, i, whole, &src);
             }
             // The last codes, fewer than eight, one at a time.
             for j in whole * 8..n {
@@ -291,26 +346,25 @@ impl Avx512 {
             for c in 0..per {
                 qp[c * L * 8..c * L * 8 + bytes].copy_from_slice(q);
             }
-            // SAFETY: AVX-512F and VPOPCNTDQ are present (see `Avx512`); each masked load reads
-            // the `per * bytes` bytes at `(g * 8 + v * per) * bytes` for `g < n / 8` and
-            // `v < L`, which end at most at `(g + 1) * 8 * bytes <= n * bytes`, inside `b`
-            // (checked by the slice); the masked-off pieces are not read.
+            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the groups
+            // `g < n / 8` end at most at `(g + 1) * 8 * bytes <= n * bytes`, inside `b`
+            // (checked by the slice).
             unsafe {
                 let qv = V512(_mm512_loadu_si512(qp.as_ptr().cast()));
                 let spread = _mm512_loadu_si512(idx.as_ptr().cast());
                 let padv = _mm512_set1_epi64(pad as i64);
-                let mut run = Run::new(i);
-                for g in 0..whole {
-                    let mut p = [_mm512_setzero_si512(); L];
-                    for (v, pv) in p.iter_mut().enumerate() {
-                        let at = b.as_ptr().add((g * 8 + v * per) * bytes);
-                        let raw = _mm512_maskz_loadu_epi32(loaded, at.cast());
-                        let x = V512(_mm512_maskz_permutexvar_epi32(keep, spread, raw));
-                        *pv = _mm512_popcnt_epi64(E::wide([qv, x]).0);
-                    }
-                    run.push(_mm512_sub_epi64(self.code_sums(p), padv), out);
-                }
-                run.flush(out);
+                let src = Padded::<E, L> {
+                    isa: self,
+                    b: b.as_ptr(),
+                    q: qv,
+                    bytes,
+                    loaded,
+                    keep,
+                    spread,
+                    pad: padv,
+                    expr: std::marker::PhantomData,
+                };
+                emit::<false>(out, i, whole, &src);
             }
             // The last codes, fewer than eight, one at a time.
             for j in whole * 8..n {
@@ -334,26 +388,99 @@ impl Avx512 {
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + 4];
             let q32 = u32::from_le_bytes(q.try_into().unwrap_or([0; 4]));
-            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the loads read
-            // 64 bytes at `g * 64` for `g < n / 16`, inside `b` (`n * 4` bytes).
+            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the groups
+            // `g < n / 16` read 64 bytes at `g * 64`, inside `b` (`n * 4` bytes).
             unsafe {
                 let qv = V512(_mm512_set1_epi32(q32 as i32));
-                let mut run = Run::new(i);
-                for g in 0..whole {
-                    let x = V512(_mm512_loadu_si512(b.as_ptr().add(g * 64).cast()));
-                    let p = _mm512_popcnt_epi32(E::wide([qv, x]).0);
-                    let lo = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(p));
-                    let hi = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(p));
-                    run.push(lo, out);
-                    run.push(hi, out);
-                }
-                run.flush(out);
+                let src = Dwords::<E> {
+                    b: b.as_ptr(),
+                    q: qv,
+                    expr: std::marker::PhantomData,
+                };
+                emit::<true>(out, i, whole, &src);
             }
             for j in whole * 16..n {
                 let x = u32::from_le_bytes(b[j * 4..j * 4 + 4].try_into().unwrap_or([0; 4]));
                 let d = E::wide([u64::from(q32), u64::from(x)]) & u64::from(u32::MAX);
                 out.put_run(i, j, &[u64::from(d.count_ones())]);
             }
+        }
+    }
+}
+
+/// [`Avx512::stream_words`]' groups: eight codes of `L` words from `b`.
+struct Words<E, const L: usize> {
+    isa: Avx512,
+    b: *const u8,
+    q: V512,
+    expr: std::marker::PhantomData<E>,
+}
+
+impl<E: WideExpr, const L: usize> Group for Words<E, L> {
+    #[inline(always)]
+    unsafe fn group(&self, g: usize) -> __m512i {
+        // SAFETY: the caller's: the features are present, and the `L` loads of 64 bytes at
+        // `(g * L + v) * 64` lie inside the codes.
+        unsafe {
+            let mut p = [_mm512_setzero_si512(); L];
+            for (v, pv) in p.iter_mut().enumerate() {
+                let x = V512(_mm512_loadu_si512(self.b.add((g * L + v) * 64).cast()));
+                *pv = _mm512_popcnt_epi64(E::wide([self.q, x]).0);
+            }
+            self.isa.code_sums(p)
+        }
+    }
+}
+
+/// [`Avx512::stream_padded`]' groups: eight codes of `bytes` bytes from `b`, each widened to `L`
+/// words, the padding's count taken off.
+struct Padded<E, const L: usize> {
+    isa: Avx512,
+    b: *const u8,
+    q: V512,
+    bytes: usize,
+    loaded: u16,
+    keep: u16,
+    spread: __m512i,
+    pad: __m512i,
+    expr: std::marker::PhantomData<E>,
+}
+
+impl<E: WideExpr, const L: usize> Group for Padded<E, L> {
+    #[inline(always)]
+    unsafe fn group(&self, g: usize) -> __m512i {
+        let per = 8 / L;
+        // SAFETY: the caller's: the features are present, and each masked load reads the
+        // `per * bytes` bytes at `(g * 8 + v * per) * bytes`, which end at most at
+        // `(g + 1) * 8 * bytes`, inside the codes (the masked-off pieces are not read).
+        unsafe {
+            let mut p = [_mm512_setzero_si512(); L];
+            for (v, pv) in p.iter_mut().enumerate() {
+                let at = self.b.add((g * 8 + v * per) * self.bytes);
+                let raw = _mm512_maskz_loadu_epi32(self.loaded, at.cast());
+                let x = V512(_mm512_maskz_permutexvar_epi32(self.keep, self.spread, raw));
+                *pv = _mm512_popcnt_epi64(E::wide([self.q, x]).0);
+            }
+            _mm512_sub_epi64(self.isa.code_sums(p), self.pad)
+        }
+    }
+}
+
+/// [`Avx512::stream_dwords`]' groups: sixteen codes of four bytes from `b`.
+struct Dwords<E> {
+    b: *const u8,
+    q: V512,
+    expr: std::marker::PhantomData<E>,
+}
+
+impl<E: WideExpr> Group for Dwords<E> {
+    #[inline(always)]
+    unsafe fn group(&self, g: usize) -> __m512i {
+        // SAFETY: the caller's: the features are present, and the 64 bytes at `g * 64` lie
+        // inside the codes.
+        unsafe {
+            let x = V512(_mm512_loadu_si512(self.b.add(g * 64).cast()));
+            _mm512_popcnt_epi32(E::wide([self.q, x]).0)
         }
     }
 }

@@ -187,6 +187,7 @@ fn resolve_axes(op: &OpInfo, call: &Call, rank: usize) -> Result<[bool; MAX_RANK
 /// op's `compute` can give must fit (a count's worst case has every bit set). The error names the
 /// smallest of the op's output types that fits. Returns the epilogue (for an affine `compute`) and
 /// the most a count can reach.
+#[inline]
 pub(crate) fn check_sum(
     op: &OpInfo,
     call: &Call,
@@ -240,6 +241,21 @@ pub(crate) fn check_sum(
             valid: valid_bits.map(|(elements, pad, _)| (elements, pad)),
         });
     }
+    Err(sum_error(op, out_dtype, (count, bits), (lo, hi), fits))
+}
+
+/// [`check_sum`]'s error: the sum's range does not fit `out_dtype`. Built apart, and only on
+/// failure: the success path is what small calls pay for.
+#[cold]
+#[inline(never)]
+fn sum_error(
+    op: &OpInfo,
+    out_dtype: DataType,
+    (count, bits): (usize, u32),
+    (lo, hi): (i128, i128),
+    fits: impl Fn(DataType) -> bool,
+) -> Error {
+    let affine = op.affine().unwrap_or(Affine::COUNT);
     let mut outs: Vec<DataType> = op.output_types().unwrap_or(&[]).to_vec();
     outs.sort_by_key(|&t| t.value_range().1 - t.value_range().0);
     let fits = match outs.iter().find(|&&t| fits(t)) {
@@ -253,15 +269,15 @@ pub(crate) fn check_sum(
         }
     };
     if affine.is_count() {
-        return Err(Error::SumOverflow {
+        return Error::SumOverflow {
             op: op.name(),
             count,
             bits,
             output: out_dtype,
             fits,
-        });
+        };
     }
-    Err(Error::SumRange {
+    Error::SumRange {
         op: op.name(),
         compute: op.compute(),
         count,
@@ -270,7 +286,7 @@ pub(crate) fn check_sum(
         hi: hi.clamp(i64::MIN.into(), i64::MAX.into()) as i64,
         output: out_dtype,
         fits,
-    })
+    }
 }
 
 /// What [`check_sum`] gives a plan: the epilogue, the most a count can reach (the bits of the
@@ -283,6 +299,11 @@ pub(crate) struct Sum {
 }
 
 impl Sum {
+    /// Whether the results are the counts as they are: no epilogue and no valid bits.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.epilogue.is_none() && self.valid.is_none()
+    }
+
     /// Sets the plan's sum fields; with valid bits, the reduced dimension (the last of the
     /// iteration space, when the plan kept it) shrinks to the elements that hold them. Padding to
     /// zero needs whole rows: an input that broadcasts its last dimension repeats one element, whose
@@ -464,6 +485,25 @@ pub(crate) fn pairwise_packed(
     dtype: DataType,
     out_dtype: DataType,
 ) -> Result<Plan> {
+    let (reduce, sum) = pairwise_packed_checks(op, call, (m, n, k), dtype, out_dtype)?;
+    let count = m * n;
+    let out_shape = Dims::new(&[m, n]).unwrap_or_default();
+    let mut plan = pairwise_plan(dtype, out_dtype, reduce, out_shape, count);
+    push_pairwise_dims(&mut plan, [(m, n, k, 0), (n, 1, 0, k), (k, 0, 1, 1)]);
+    sum.apply(op, call, 2, &mut plan)?;
+    Ok(plan)
+}
+
+/// The checks of [`pairwise_packed`], without its plan: the reduction and its sum's settings. A
+/// call whose sum [`is_plain`](Sum::is_plain) needs no plan on the CPU.
+#[inline]
+pub(crate) fn pairwise_packed_checks(
+    op: &OpInfo,
+    call: &Call,
+    (m, n, k): (usize, usize, usize),
+    dtype: DataType,
+    out_dtype: DataType,
+) -> Result<(ReduceOp, Sum)> {
     let reduce = op.reduce().unwrap_or(ReduceOp::Sum);
     super::check_arity(op, 2)?;
     super::check_types(op, call.level, dtype, out_dtype)?;
@@ -472,12 +512,8 @@ pub(crate) fn pairwise_packed(
     }
     pairwise_call(op, call)?;
     let sum = check_sum(op, call, reduce, dtype, out_dtype, k)?;
-    let count = m.checked_mul(n).ok_or_else(|| overflow(&[m, n]))?;
-    let out_shape = Dims::new(&[m, n]).unwrap_or_default();
-    let mut plan = pairwise_plan(dtype, out_dtype, reduce, out_shape, count);
-    push_pairwise_dims(&mut plan, [(m, n, k, 0), (n, 1, 0, k), (k, 0, 1, 1)]);
-    sum.apply(op, call, 2, &mut plan)?;
-    Ok(plan)
+    m.checked_mul(n).ok_or_else(|| overflow(&[m, n]))?;
+    Ok((reduce, sum))
 }
 
 /// The call's settings a pairwise op refuses: axes, keepdims, a broadcast other than numpy's.
