@@ -17,7 +17,7 @@
 //! holding the `M x N` matrix.
 
 use super::select::Selection;
-use super::tiles::{PACK_ROWS, RB, code_word, last_word_bytes};
+use super::tiles::{PACK_ROWS, code_word, last_word_bytes};
 use super::{PARALLEL_BYTES, simd};
 use crate::MAX_RANK;
 use crate::element::{Lanes, WideExpr, Word, write_elem};
@@ -64,7 +64,7 @@ pub fn pair<W: Word, E: WideExpr>(
 ) {
     match task.packed {
         Some(packed) if use_wide && task.op == ReduceOp::Sum => {
-            if task.a_rows >= RB || !simd::stream_few::<E>(task, out) {
+            if task.a_rows >= simd::STREAM_ROWS || !simd::stream_few::<E>(task, out) {
                 simd::pair_wide::<E>(task, packed, out)
             }
         }
@@ -120,7 +120,7 @@ fn pair_form<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
     );
     match task.packed {
         Some(packed) => {
-            if task.a_rows >= RB || !simd::stream_few::<E>(task, out) {
+            if task.a_rows >= simd::STREAM_ROWS || !simd::stream_few::<E>(task, out) {
                 simd::pair_wide::<E>(task, packed, out)
             }
         }
@@ -283,7 +283,10 @@ impl<'a> Batch<'a> {
         } else {
             None
         };
-        let pack = wide_sum && in_place.is_none() && s.m >= PACK_ROWS;
+        // Rows that stream read `b` as it lies.
+        let streamed =
+            s.m < simd::STREAM_ROWS && b.stride == s.k * s.es && simd::streams(s.k * s.es);
+        let pack = wide_sum && in_place.is_none() && s.m >= PACK_ROWS && !streamed;
         Batch {
             a,
             b,

@@ -211,6 +211,12 @@ unsafe fn emit_sized<const ES: usize, const SIXTEEN: bool>(
     }
 }
 
+/// Whether [`Avx512::stream`] takes codes of `bytes` bytes (in consecutive rows).
+pub(super) fn streams(bytes: usize) -> bool {
+    matches!(bytes, 4 | 8 | 12 | 16 | 20 | 24 | 28 | 32 | 64)
+        || (36..64).contains(&bytes) && bytes.is_multiple_of(4)
+}
+
 impl Avx512 {
     /// Rows of `a` against rows of `b` as they lie, for codes of 4, 8, 16, 32 or 64 bytes in
     /// consecutive rows (a few queries against a database): each 64-byte load of `b` holds
@@ -225,7 +231,7 @@ impl Avx512 {
     ) -> bool {
         let bytes = task.k * task.elem_size;
         let n = task.b_rows;
-        if task.b_stride != bytes || task.b.len() < n * bytes {
+        if task.b_stride != bytes || task.b.len() < n * bytes || !streams(bytes) {
             return false;
         }
         match bytes {
