@@ -230,6 +230,7 @@ fn cdist_few(c: &mut Criterion) {
         (1000, 1000, 32),
         (1, 100_000, 8),
         (1, 100_000, 16),
+        (1, 1000, 256),
     ] {
         let a: Vec<u8> = data(m * k, 3);
         let b: Vec<u8> = data(n * k, 4);

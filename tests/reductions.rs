@@ -467,6 +467,8 @@ fn pairwise_results_in_every_output_type_and_path() {
         (9, 1001, 4, DataType::U64, 1),   // four whole words, a partial last block
         (10, 1000, 16, DataType::U8, 0),  // streamed below sixteen rows: b not packed
         (15, 3001, 24, DataType::U8, 1),  // the most rows streamed, widened, b unaligned
+        (2, 2003, 32, DataType::U64, 0),  // 256 bytes: four registers per code, a tail
+        (3, 1001, 128, DataType::U8, 1),  // 128 bytes, b unaligned
     ];
     // Hamming (the padding counts nothing) and an op that counts the padding (XNOR of zeros).
     let ops = [<ops::HammingCdist as Op>::INFO, <XnorOrCdist as Op>::INFO];

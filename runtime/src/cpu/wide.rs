@@ -213,16 +213,19 @@ unsafe fn emit_sized<const ES: usize, const SIXTEEN: bool>(
 
 /// Whether [`Avx512::stream`] takes codes of `bytes` bytes (in consecutive rows).
 pub(super) fn streams(bytes: usize) -> bool {
-    matches!(bytes, 4 | 8 | 12 | 16 | 20 | 24 | 28 | 32 | 64)
-        || (36..64).contains(&bytes) && bytes.is_multiple_of(4)
+    matches!(
+        bytes,
+        4 | 8 | 12 | 16 | 20 | 24 | 28 | 32 | 64 | 128 | 192 | 256
+    ) || (36..64).contains(&bytes) && bytes.is_multiple_of(4)
 }
 
 impl Avx512 {
-    /// Rows of `a` against rows of `b` as they lie, for codes of 4, 8, 16, 32 or 64 bytes in
-    /// consecutive rows (a few queries against a database): each 64-byte load of `b` holds
-    /// whole codes, meets the query repeated across the register, and one VPOPCNT counts
-    /// them all; adjacent counts of a code are summed across registers (`vpermt2q`), so that
-    /// one register holds eight codes' results. `false` (nothing written) for other layouts.
+    /// Rows of `a` against rows of `b` as they lie, for codes of the sizes [`streams`] names in
+    /// consecutive rows (a few queries against a database). For 4, 8, 16, 32 or 64 bytes, each
+    /// 64-byte load of `b` holds whole codes, meets the query repeated across the register, and
+    /// one VPOPCNT counts them all; adjacent counts of a code are summed across registers
+    /// (`vpermt2q`), so that one register holds eight codes' results. Other sizes are widened
+    /// as they are loaded, or span registers. `false` (nothing written) for other layouts.
     #[inline(always)]
     pub(in crate::cpu) fn stream<E: WideExpr>(
         self,
@@ -240,6 +243,10 @@ impl Avx512 {
             16 => self.stream_words::<E, 2>(task, out),
             32 => self.stream_words::<E, 4>(task, out),
             64 => self.stream_words::<E, 8>(task, out),
+            // Several registers per code.
+            128 => self.stream_long::<E, 2>(task, out),
+            192 => self.stream_long::<E, 3>(task, out),
+            256 => self.stream_long::<E, 4>(task, out),
             // Other multiples of four bytes, each code widened to a power of two.
             12 => self.stream_padded::<E, 2>(task, out),
             20 | 24 | 28 => self.stream_padded::<E, 4>(task, out),
@@ -310,6 +317,53 @@ impl Avx512 {
                     let x = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
                     d += u64::from(E::wide([lanes[w], x]).count_ones());
                 }
+                out.put_run(i, j, &[d]);
+            }
+        }
+    }
+
+    /// [`stream`](Self::stream) for codes of `R` whole registers (128, 192 or 256 bytes): each
+    /// code's registers counted and summed in one register, eight codes' registers reduced to
+    /// one of their eight counts as [`code_sums`](Self::code_sums) reduces codes of eight words.
+    #[inline(always)]
+    fn stream_long<E: WideExpr, const R: usize>(
+        self,
+        task: &PairTask<'_>,
+        out: &mut PairOut<'_, '_>,
+    ) {
+        let (n, bytes) = (task.b_rows, R * 64);
+        let b = &task.b[..n * bytes];
+        let whole = n / 8;
+        for i in 0..task.a_rows {
+            let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
+            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the query's loads
+            // read `q` (`R * 64` bytes, checked by the slice), and the groups `g < n / 8` read
+            // codes `g * 8..g * 8 + 8`, inside `b` (`n * R * 64` bytes, checked by the slice).
+            unsafe {
+                let mut qv = [V512(_mm512_setzero_si512()); R];
+                for (t, v) in qv.iter_mut().enumerate() {
+                    *v = V512(_mm512_loadu_si512(q.as_ptr().add(t * 64).cast()));
+                }
+                let src = Long::<E, R> {
+                    isa: self,
+                    b: b.as_ptr(),
+                    q: qv,
+                    expr: std::marker::PhantomData,
+                };
+                emit::<false>(out, i, whole, &src);
+            }
+            // The last codes, fewer than eight, one at a time.
+            for j in whole * 8..n {
+                let code = &b[j * bytes..(j + 1) * bytes];
+                let d: u64 = q
+                    .chunks_exact(8)
+                    .zip(code.chunks_exact(8))
+                    .map(|(x, y)| {
+                        let x = u64::from_le_bytes(x.try_into().unwrap_or([0; 8]));
+                        let y = u64::from_le_bytes(y.try_into().unwrap_or([0; 8]));
+                        u64::from(E::wide([x, y]).count_ones())
+                    })
+                    .sum();
                 out.put_run(i, j, &[d]);
             }
         }
@@ -432,6 +486,33 @@ impl<E: WideExpr, const L: usize> Group for Words<E, L> {
             for (v, pv) in p.iter_mut().enumerate() {
                 let x = V512(_mm512_loadu_si512(self.b.add((g * L + v) * 64).cast()));
                 *pv = _mm512_popcnt_epi64(E::wide([self.q, x]).0);
+            }
+            self.isa.code_sums(p)
+        }
+    }
+}
+
+/// [`Avx512::stream_long`]'s groups: eight codes of `R` registers from `b`.
+struct Long<E, const R: usize> {
+    isa: Avx512,
+    b: *const u8,
+    q: [V512; R],
+    expr: std::marker::PhantomData<E>,
+}
+
+impl<E: WideExpr, const R: usize> Group for Long<E, R> {
+    #[inline(always)]
+    unsafe fn group(&self, g: usize) -> __m512i {
+        // SAFETY: the caller's: the features are present, and code `g * 8 + v`'s `R` loads of
+        // 64 bytes lie inside the codes.
+        unsafe {
+            let mut p = [_mm512_setzero_si512(); 8];
+            for (v, pv) in p.iter_mut().enumerate() {
+                let code = self.b.add((g * 8 + v) * R * 64);
+                for (t, q) in self.q.iter().enumerate() {
+                    let x = V512(_mm512_loadu_si512(code.add(t * 64).cast()));
+                    *pv = _mm512_add_epi64(*pv, _mm512_popcnt_epi64(E::wide([*q, x]).0));
+                }
             }
             self.isa.code_sums(p)
         }
@@ -747,7 +828,7 @@ mod tests {
                 seed as u8
             };
             let mut taken = 0;
-            for bytes in (4..=64).step_by(4) {
+            for bytes in (4..=64).step_by(4).chain([128, 192, 256]) {
                 for (m, n) in [
                     (1, 0),
                     (1, 1),
@@ -786,8 +867,9 @@ mod tests {
                     }
                 }
             }
-            // Every size here is a multiple of four bytes under 65: all streamed.
-            assert_eq!(taken, 16 * 8, "{name}: sizes the streams did not take");
+            // Every size here is a multiple of four bytes under 65, or of 64 to 256: all
+            // streamed.
+            assert_eq!(taken, 19 * 8, "{name}: sizes the streams did not take");
         }
         check::<Xor>("XOR");
         check::<Xnor>("XNOR");
