@@ -179,36 +179,74 @@ unsafe fn emit_sized<const ES: usize, const SIXTEEN: bool>(
             }
             return;
         }
-        let idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
         for h in 0..groups / 2 {
             let (x, y) = (src.group(2 * h), src.group(2 * h + 1));
-            let p = base.add(h * 16 * ES);
-            match ES {
-                1 => _mm_storeu_si128(
-                    p.cast(),
-                    _mm_unpacklo_epi64(_mm512_cvtepi64_epi8(x), _mm512_cvtepi64_epi8(y)),
-                ),
-                2 => _mm256_storeu_si256(
-                    p.cast(),
-                    _mm256_set_m128i(_mm512_cvtepi64_epi16(y), _mm512_cvtepi64_epi16(x)),
-                ),
-                4 => _mm512_storeu_si512(p.cast(), _mm512_permutex2var_epi32(x, idx, y)),
-                _ => {
-                    _mm512_storeu_si512(p.cast(), x);
-                    _mm512_storeu_si512(p.add(64).cast(), y);
-                }
-            }
+            store16::<ES>(base.add(h * 16 * ES), x, y);
         }
         if groups % 2 == 1 {
-            let (x, p) = (src.group(groups - 1), base.add((groups - 1) * 8 * ES));
-            match ES {
-                1 => _mm_storel_epi64(p.cast(), _mm512_cvtepi64_epi8(x)),
-                2 => _mm_storeu_si128(p.cast(), _mm512_cvtepi64_epi16(x)),
-                4 => _mm256_storeu_si256(p.cast(), _mm512_cvtepi64_epi32(x)),
-                _ => _mm512_storeu_si512(p.cast(), x),
+            store8::<ES>(base.add((groups - 1) * 8 * ES), src.group(groups - 1));
+        }
+    }
+}
+
+/// Stores the sixteen 64-bit results of `x` then `y` at `p` as elements of `ES` bytes: narrowed
+/// together in registers and stored in one piece (a narrowing store to memory, such as VPMOVQD's,
+/// is slow on some cores).
+///
+/// # Safety
+/// AVX-512F and BW must be present, and the `16 * ES` bytes at `p` writable.
+#[inline(always)]
+unsafe fn store16<const ES: usize>(p: *mut u8, x: __m512i, y: __m512i) {
+    // SAFETY: the caller's.
+    unsafe {
+        match ES {
+            1 => _mm_storeu_si128(
+                p.cast(),
+                _mm_unpacklo_epi64(_mm512_cvtepi64_epi8(x), _mm512_cvtepi64_epi8(y)),
+            ),
+            2 => _mm256_storeu_si256(
+                p.cast(),
+                _mm256_set_m128i(_mm512_cvtepi64_epi16(y), _mm512_cvtepi64_epi16(x)),
+            ),
+            4 => {
+                let idx =
+                    _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+                _mm512_storeu_si512(p.cast(), _mm512_permutex2var_epi32(x, idx, y));
+            }
+            _ => {
+                _mm512_storeu_si512(p.cast(), x);
+                _mm512_storeu_si512(p.add(64).cast(), y);
             }
         }
     }
+}
+
+/// Stores the eight 64-bit results of `x` at `p` as elements of `ES` bytes.
+///
+/// # Safety
+/// AVX-512F and BW must be present, and the `8 * ES` bytes at `p` writable.
+#[inline(always)]
+unsafe fn store8<const ES: usize>(p: *mut u8, x: __m512i) {
+    // SAFETY: the caller's.
+    unsafe {
+        match ES {
+            1 => _mm_storel_epi64(p.cast(), _mm512_cvtepi64_epi8(x)),
+            2 => _mm_storeu_si128(p.cast(), _mm512_cvtepi64_epi16(x)),
+            4 => _mm256_storeu_si256(p.cast(), _mm512_cvtepi64_epi32(x)),
+            _ => _mm512_storeu_si512(p.cast(), x),
+        }
+    }
+}
+
+/// The count of `E` over the 64-bit words of `q` against those of `code` (of the same length,
+/// a multiple of eight bytes): a streaming kernel's last codes, one at a time.
+#[inline(always)]
+fn words_count<E: WideExpr>(q: &[u8], code: &[u8]) -> u64 {
+    let word = |w: &[u8]| u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+    q.chunks_exact(8)
+        .zip(code.chunks_exact(8))
+        .map(|(x, y)| u64::from(E::wide([word(x), word(y)]).count_ones()))
+        .sum()
 }
 
 /// Whether [`Avx512::stream`] takes codes of `bytes` bytes (in consecutive rows).
@@ -312,11 +350,7 @@ impl Avx512 {
             }
             // The last codes, fewer than eight, one at a time.
             for j in whole * 8..n {
-                let mut d = 0u64;
-                for (w, word) in b[j * L * 8..(j + 1) * L * 8].chunks_exact(8).enumerate() {
-                    let x = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
-                    d += u64::from(E::wide([lanes[w], x]).count_ones());
-                }
+                let d = words_count::<E>(q, &b[j * L * 8..(j + 1) * L * 8]);
                 out.put_run(i, j, &[d]);
             }
         }
@@ -354,16 +388,7 @@ impl Avx512 {
             }
             // The last codes, fewer than eight, one at a time.
             for j in whole * 8..n {
-                let code = &b[j * bytes..(j + 1) * bytes];
-                let d: u64 = q
-                    .chunks_exact(8)
-                    .zip(code.chunks_exact(8))
-                    .map(|(x, y)| {
-                        let x = u64::from_le_bytes(x.try_into().unwrap_or([0; 8]));
-                        let y = u64::from_le_bytes(y.try_into().unwrap_or([0; 8]));
-                        u64::from(E::wide([x, y]).count_ones())
-                    })
-                    .sum();
+                let d = words_count::<E>(q, &b[j * bytes..(j + 1) * bytes]);
                 out.put_run(i, j, &[d]);
             }
         }
@@ -396,9 +421,6 @@ impl Avx512 {
         }
         let loaded = ((1u32 << (per * pieces)) - 1) as u16;
         let pad = padding_count::<E>(bytes, L);
-        let word = |x: &[u8; 64], w: usize| {
-            u64::from_le_bytes(x[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]))
-        };
         let whole = n / 8;
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
@@ -430,9 +452,7 @@ impl Avx512 {
             for j in whole * 8..n {
                 let mut xp = [0u8; 64];
                 xp[..bytes].copy_from_slice(&b[j * bytes..(j + 1) * bytes]);
-                let d: u64 = (0..L)
-                    .map(|w| u64::from(E::wide([word(&qp, w), word(&xp, w)]).count_ones()))
-                    .sum();
+                let d = words_count::<E>(&qp[..L * 8], &xp[..L * 8]);
                 out.put_run(i, j, &[d - pad]);
             }
         }
@@ -592,8 +612,7 @@ impl Block for Avx512 {
             return;
         }
         let base = dst.as_mut_ptr();
-        // Two blocks at a time: each row's sixteen results narrowed in registers and stored
-        // in one piece (a narrowing store to memory, such as VPMOVQD's, is slow on some cores).
+        // Two blocks at a time: each row's sixteen results stored in one piece (`store16`).
         for g in 0..blocks / 2 {
             let at = g * 2 * WW * 8;
             let s0 = self.sums::<E, R>(aw, &packed[at..at + WW * 8], WW);
@@ -602,28 +621,7 @@ impl Block for Avx512 {
                 // SAFETY: AVX-512F is present (see `Avx512`); the `16 * ES` bytes
                 // at `r * stride + g * 16 * ES` lie inside `dst` (checked above).
                 unsafe {
-                    let p = base.add(r * stride + g * 16 * ES);
-                    let (x, y) = (s0[r], s1[r]);
-                    match ES {
-                        1 => _mm_storeu_si128(
-                            p.cast(),
-                            _mm_unpacklo_epi64(_mm512_cvtepi64_epi8(x), _mm512_cvtepi64_epi8(y)),
-                        ),
-                        2 => _mm256_storeu_si256(
-                            p.cast(),
-                            _mm256_set_m128i(_mm512_cvtepi64_epi16(y), _mm512_cvtepi64_epi16(x)),
-                        ),
-                        4 => {
-                            let idx = _mm512_setr_epi32(
-                                0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30,
-                            );
-                            _mm512_storeu_si512(p.cast(), _mm512_permutex2var_epi32(x, idx, y));
-                        }
-                        _ => {
-                            _mm512_storeu_si512(p.cast(), x);
-                            _mm512_storeu_si512(p.add(64).cast(), y);
-                        }
-                    }
+                    store16::<ES>(base.add(r * stride + g * 16 * ES), s0[r], s1[r]);
                 }
             }
         }
@@ -635,13 +633,7 @@ impl Block for Avx512 {
                 // SAFETY: AVX-512F is present (see `Avx512`); the `8 * ES` bytes at
                 // `r * stride + jb * 8 * ES` lie inside `dst` (checked above).
                 unsafe {
-                    let p = base.add(r * stride + jb * 8 * ES);
-                    match ES {
-                        1 => _mm_storel_epi64(p.cast(), _mm512_cvtepi64_epi8(a)),
-                        2 => _mm_storeu_si128(p.cast(), _mm512_cvtepi64_epi16(a)),
-                        4 => _mm256_storeu_si256(p.cast(), _mm512_cvtepi64_epi32(a)),
-                        _ => _mm512_storeu_si512(p.cast(), a),
-                    }
+                    store8::<ES>(base.add(r * stride + jb * 8 * ES), a);
                 }
             }
         }
