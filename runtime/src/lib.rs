@@ -3,7 +3,8 @@
 //! The crate is built in layers, each using only the ones above it in this list:
 //!
 //! - foundation: `dims.rs`, `element.rs` (element and word types, writing accumulators as output elements), `level.rs`, `error.rs`,
-//!   `alloc.rs` (fallible allocation), `pool.rs` (the CPU thread pool, rebuilt after `fork`);
+//!   `alloc.rs` (fallible allocation), `pool/` (the CPU thread pool, rebuilt after `fork`, and its
+//!   team of spinning helpers for work of tens of microseconds);
 //! - `op.rs`, the op ABI: [`OpInfo`], [`Op`], [`Call`], [`Broadcast`], [`InputBuffer`] and the
 //!   validated [`Plan`];
 //! - `validate/`, the one validator every entry point goes through: descriptions, broadcasting,

@@ -7,7 +7,6 @@
 
 use super::{PARALLEL_BYTES, simd};
 use crate::DataType;
-use rayon::prelude::*;
 
 /// An element `binarize` compares.
 pub(crate) trait Above: bytemuck::Pod + Send + Sync {
@@ -222,11 +221,11 @@ fn rows<T: Above>(x: &[T], d: usize, t: &[T::Cut], or: Option<&[u8]>, big: bool,
     }
     // Pieces of whole rows, a few per thread.
     let rows_per = (out.len() / nb).div_ceil(threads * 4).max(1);
-    crate::pool::run(|| {
-        x.par_chunks(rows_per * d)
-            .zip(out.par_chunks_mut(rows_per * nb))
-            .for_each(|(x, out)| run(x, out));
-    });
+    let pieces: Vec<(&[T], &mut [u8])> = x
+        .chunks(rows_per * d)
+        .zip(out.chunks_mut(rows_per * nb))
+        .collect();
+    crate::pool::each(pieces, |_, (x, out)| run(x, out));
 }
 
 /// Views bytes as elements of `T`, copying them when they are not aligned for it.

@@ -23,7 +23,6 @@ use crate::MAX_RANK;
 use crate::element::{Lanes, WideExpr, Word, write_elem};
 use crate::error::Result;
 use crate::op::{InputBuffer, PairOut, PairTask, Plan, ReduceOp};
-use rayon::prelude::*;
 
 /// An op's pair kernel and whether it is wide (see [`PairKernel`](crate::op::PairKernel)).
 #[doc(hidden)]
@@ -33,10 +32,16 @@ pub type PairRef<'k> = (
 );
 
 /// Bytes of codes read (rows of `a` times rows of `b` times the code size) from which all-pairs
-/// work is spread over the thread pool: the streaming kernels count a few megabytes in about the
-/// time it takes to wake the pool's threads and join them (measured on a 2-core VM, where one
-/// query against 100,000 codes of 16 bytes took 45 us on one thread and 100 us on two).
-const PAIR_PARALLEL_BYTES: usize = 4 * PARALLEL_BYTES;
+/// work is spread over the pool's team of spinning helpers ([`crate::pool::tasks`]), which costs
+/// about a microsecond: 100 queries against 1,000 codes of 8 bytes (800 KB) took 7.0 us on one
+/// thread and 4.8 us on two, one query against 100,000 such codes 13.4 us and 7.5 us. Through
+/// rayon's sleeping threads the same split cost more than it gave below 4 MiB.
+const PAIR_PARALLEL_BYTES: usize = PARALLEL_BYTES / 2;
+
+/// Bytes of codes from which knn splits `b` among a few rows of `a`: each split costs a merge of
+/// every row's lists (ten queries against 1,000 codes of 256 bytes, k = 100, took 170 us split
+/// over two threads and 67 us on one).
+const KNN_SPLIT_BYTES: usize = 4 * PARALLEL_BYTES;
 
 /// Rows of `b` per tile: a tile of [`MB`] rows of `a` keeps `MB x NB` accumulators in L1.
 const NB: usize = 256;
@@ -64,7 +69,7 @@ pub fn pair<W: Word, E: WideExpr>(
 ) {
     match task.packed {
         Some(packed) if use_wide && task.op == ReduceOp::Sum => {
-            if task.a_rows >= simd::STREAM_ROWS || !simd::stream_few::<E>(task, out) {
+            if !simd::stream_few::<E>(task, out) {
                 simd::pair_wide::<E>(task, packed, out)
             }
         }
@@ -120,7 +125,7 @@ fn pair_form<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
     );
     match task.packed {
         Some(packed) => {
-            if task.a_rows >= simd::STREAM_ROWS || !simd::stream_few::<E>(task, out) {
+            if !simd::stream_few::<E>(task, out) {
                 simd::pair_wide::<E>(task, packed, out)
             }
         }
@@ -284,8 +289,9 @@ impl<'a> Batch<'a> {
             None
         };
         // Rows that stream read `b` as it lies.
-        let streamed =
-            s.m < simd::STREAM_ROWS && b.stride == s.k * s.es && simd::streams(s.k * s.es);
+        let streamed = s.m < simd::stream_rows(s.k * s.es)
+            && b.stride == s.k * s.es
+            && simd::streams(s.k * s.es);
         let pack = wide_sum && in_place.is_none() && s.m >= PACK_ROWS && !streamed;
         Batch {
             a,
@@ -538,45 +544,36 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
                 rest = tail;
             }
         }
-        crate::pool::run(|| {
-            parts
-                .into_par_iter()
-                .enumerate()
-                .for_each(|(t, mut rows_out)| {
-                    let (c0, c1) = (t * cols_per, ((t + 1) * cols_per).min(s.n));
-                    let mut pbuf = Vec::new();
-                    for j0 in (c0..c1).step_by(nb) {
-                        let nj = (c1 - j0).min(nb);
-                        let packed = packed_for(bt, s, (j0, nj), &mut pbuf);
-                        for r0 in (0..s.m).step_by(CALL_ROWS) {
-                            let ni = (s.m - r0).min(CALL_ROWS);
-                            let tk = task(job.how, s, bt, (r0, ni), (j0, nj), packed);
-                            let mut o = PairOut {
-                                bytes: &mut [],
-                                es: oes,
-                                stride: 0,
-                                rows: Some(&mut rows_out[r0..r0 + ni]),
-                                // Columns from j0, in slices that start at c0.
-                                col: j0 - c0,
-                            };
-                            (pair.0)(&tk, &mut o);
-                        }
-                    }
-                })
+        crate::pool::each(parts, |t, mut rows_out| {
+            let (c0, c1) = (t * cols_per, ((t + 1) * cols_per).min(s.n));
+            let mut pbuf = Vec::new();
+            for j0 in (c0..c1).step_by(nb) {
+                let nj = (c1 - j0).min(nb);
+                let packed = packed_for(bt, s, (j0, nj), &mut pbuf);
+                for r0 in (0..s.m).step_by(CALL_ROWS) {
+                    let ni = (s.m - r0).min(CALL_ROWS);
+                    let tk = task(job.how, s, bt, (r0, ni), (j0, nj), packed);
+                    let mut o = PairOut {
+                        bytes: &mut [],
+                        es: oes,
+                        stride: 0,
+                        rows: Some(&mut rows_out[r0..r0 + ni]),
+                        // Columns from j0, in slices that start at c0.
+                        col: j0 - c0,
+                    };
+                    (pair.0)(&tk, &mut o);
+                }
+            }
         });
     } else if parallel && so_n == 1 && so_m == s.n {
         // Packed rows: blocks of output rows are disjoint slices, a few per thread.
         let rows_per = s.m.div_ceil(4 * threads).next_multiple_of(MB);
         let bytes = rows_per * s.n * oes;
         let len = (s.m * s.n * oes).min(region.len());
-        crate::pool::run(|| {
-            region[..len]
-                .par_chunks_mut(bytes)
-                .enumerate()
-                .for_each(|(t, chunk)| {
-                    let m0 = t * rows_per;
-                    rows_of((m0, (m0 + rows_per).min(s.m)), chunk, m0, s.n);
-                })
+        let chunks: Vec<&mut [u8]> = region[..len].chunks_mut(bytes).collect();
+        crate::pool::each(chunks, |t, chunk| {
+            let m0 = t * rows_per;
+            rows_of((m0, (m0 + rows_per).min(s.m)), chunk, m0, s.n);
         });
     } else {
         rows_of((0, s.m), region, 0, so_m);
@@ -604,10 +601,8 @@ pub(crate) fn knn(
     } else {
         1
     };
-    // Splitting `b` among a few rows of `a` costs a merge of each row's lists: it pays from the
-    // work at which all-pairs work splits (ten queries against 1,000 codes of 256 bytes, k = 100,
-    // took 170 us split over two threads and 67 us on one).
-    let split_b = work >= PAIR_PARALLEL_BYTES;
+    // Splitting `b` among a few rows of `a` costs a merge of each row's lists.
+    let split_b = work >= KNN_SPLIT_BYTES;
     let parallel = threads > 1 && (s.m >= 2 * threads * MB || split_b);
     for bt in batches(plan, &s, inputs, pair.1)? {
         if k == 0 || s.m == 0 {
@@ -641,7 +636,7 @@ pub(crate) fn knn(
             select(plan, &s, &bt, (i0, i1), (j0, j1), k, pair)
         };
         let parts: Vec<Vec<Vec<(u64, u64)>>> = if parallel {
-            crate::pool::run(|| tasks.par_iter().map(one).collect())
+            crate::pool::map(tasks.len(), |t| one(&tasks[t]))
         } else {
             tasks.iter().map(one).collect()
         };

@@ -17,7 +17,6 @@ use super::{FOLD_ROWS, PARALLEL_BYTES};
 use crate::MAX_INPUTS;
 use crate::element::{write_elem, write_run};
 use crate::op::{InputBuffer, Plan, ReduceOp};
-use rayon::prelude::*;
 
 /// A reduction's fused kernel (see [`fold_count`](super::fold_count)): its element function's
 /// values combined into accumulators, row by row (`row > 0`), or column by column (`row == 0`)
@@ -198,7 +197,7 @@ impl<'a> Job<'a> {
                 }
             };
             if parallel {
-                crate::pool::run(|| slices.into_par_iter().for_each(run));
+                crate::pool::each(slices, |_, slice| run(slice));
             } else {
                 slices.into_iter().for_each(run);
             }
@@ -220,7 +219,7 @@ impl<'a> Job<'a> {
             acc
         };
         let partials: Vec<Vec<u64>> = if parallel {
-            crate::pool::run(|| tasks.par_iter().map(run).collect())
+            crate::pool::map(tasks.len(), |t| run(&tasks[t]))
         } else {
             tasks.iter().map(run).collect()
         };

@@ -5,7 +5,7 @@
 //! Inputs with stride 0 are filled into a small buffer, strided or misaligned ones gathered, an
 //! in-place input read from the output before it is overwritten, and a strided or misaligned
 //! output scattered from a buffer. Above [`PARALLEL_BYTES`] of output, when the output is packed in
-//! iteration order, disjoint ranges of it are processed on rayon's thread pool; below, the calling
+//! iteration order, disjoint ranges of it are processed on the pool's threads; below, the calling
 //! thread does all the work. Above [`STREAM_BYTES`], contiguous outputs are written with streaming
 //! stores.
 
@@ -13,7 +13,6 @@ use super::{PARALLEL_BYTES, STREAM_BYTES};
 use crate::op::{InputBuffer, Plan};
 use crate::{MAX_INPUTS, MAX_RANK};
 use bytemuck::Pod;
-use rayon::prelude::*;
 
 /// A kernel over contiguous runs: each input slice holds `n` elements and the output slice `n`
 /// elements, all aligned for their element type.
@@ -80,27 +79,23 @@ pub(crate) fn run(plan: &Plan, inputs: &[InputBuffer<'_>], out: &mut [u8], kerne
         let per = (plan.count / (threads * 4))
             .max(PARALLEL_BYTES / 4 / oes)
             .next_multiple_of(64);
-        crate::pool::run(|| {
-            out[..plan.count * oes]
-                .par_chunks_mut(per * oes)
-                .enumerate()
-                .for_each(|(t, chunk)| {
-                    let len = chunk.len() / oes;
-                    segment(
-                        plan,
-                        g,
-                        inputs,
-                        chunk,
-                        t * per,
-                        len,
-                        t * per,
-                        stream,
-                        kernel,
-                    );
-                    if stream {
-                        super::stream::fence();
-                    }
-                })
+        let chunks: Vec<&mut [u8]> = out[..plan.count * oes].chunks_mut(per * oes).collect();
+        crate::pool::each(chunks, |t, chunk| {
+            let len = chunk.len() / oes;
+            segment(
+                plan,
+                g,
+                inputs,
+                chunk,
+                t * per,
+                len,
+                t * per,
+                stream,
+                kernel,
+            );
+            if stream {
+                super::stream::fence();
+            }
         });
     } else {
         segment(plan, g, inputs, out, 0, plan.count, 0, stream, kernel);

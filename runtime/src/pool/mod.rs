@@ -11,15 +11,20 @@
 //! While `fork` runs, the pool's lock is held by the forking thread, so the child never inherits it
 //! locked by a thread it does not have.
 
+mod team;
+
+use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Once, RwLock, RwLockWriteGuard};
+use team::Team;
 
-/// The pool and the fork generation it was built in.
+/// The pool, its team of spinning helpers, and the fork generation they were built in.
 struct Current {
     generation: u64,
     pool: Option<Arc<ThreadPool>>,
+    team: Option<Arc<Team>>,
 }
 
 static POOL: RwLock<Option<Current>> = RwLock::new(None);
@@ -84,31 +89,41 @@ pub fn fork_generation() -> u64 {
     GENERATION.load(Ordering::SeqCst)
 }
 
-/// The pool, built on first use, again after [`set_num_threads`], and again in a forked child;
-/// `None` where no thread could be started.
-fn pool() -> Option<Arc<ThreadPool>> {
+/// The pool and its team, built on first use, again after [`set_num_threads`], and again in a
+/// forked child; `None` where no thread could be started.
+fn current() -> (Option<Arc<ThreadPool>>, Option<Arc<Team>>) {
     let generation = fork_generation();
     if let Some(c) = POOL.read().unwrap_or_else(|e| e.into_inner()).as_ref()
         && c.generation == generation
     {
-        return c.pool.clone();
+        return (c.pool.clone(), c.team.clone());
     }
     let mut slot = POOL.write().unwrap_or_else(|e| e.into_inner());
     match slot.take() {
         Some(c) if c.generation == generation => {
-            let pool = c.pool.clone();
+            let both = (c.pool.clone(), c.team.clone());
             *slot = Some(c);
-            return pool;
+            return both;
         }
         Some(stale) => std::mem::forget(stale),
         None => {}
     }
     let pool = build(WANTED.load(Ordering::SeqCst)).map(Arc::new);
+    let helpers = pool.as_ref().map_or(0, |p| p.current_num_threads() - 1);
+    let team = match helpers {
+        0 => None,
+        h => Team::new(h).map(Arc::new),
+    };
     *slot = Some(Current {
         generation,
         pool: pool.clone(),
+        team: team.clone(),
     });
-    pool
+    (pool, team)
+}
+
+fn pool() -> Option<Arc<ThreadPool>> {
+    current().0
 }
 
 fn build(threads: usize) -> Option<ThreadPool> {
@@ -129,6 +144,58 @@ pub(crate) fn run<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         Some(pool) => pool.install(f),
         None => f(),
     }
+}
+
+/// Runs `f(0)..f(tasks)` over the pool's threads and returns when all are done: on the team of
+/// spinning helpers with this thread taking tasks too (see [`team`]), on the rayon pool when
+/// another call holds the team, on this thread alone where there is neither. For work of tens of
+/// microseconds, where rayon's sleeping threads cost more than they give.
+pub(crate) fn tasks(tasks: usize, f: impl Fn(usize) + Sync) {
+    if tasks <= 1 {
+        (0..tasks).for_each(f);
+        return;
+    }
+    let (pool, team) = current();
+    let f: &(dyn Fn(usize) + Sync) = &f;
+    let Some(Err(f)) = team.map(|t| t.run(tasks, f)) else {
+        return;
+    };
+    match pool {
+        Some(pool) => pool.install(|| (0..tasks).into_par_iter().for_each(f)),
+        None => (0..tasks).for_each(f),
+    }
+}
+
+/// [`tasks`] collecting each task's result, in task order.
+pub(crate) fn map<R: Send>(count: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    let slots: Vec<std::sync::Mutex<Option<R>>> =
+        (0..count).map(|_| std::sync::Mutex::new(None)).collect();
+    tasks(count, |i| {
+        let r = f(i);
+        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+    });
+    slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .expect("every task ran")
+        })
+        .collect()
+}
+
+/// [`tasks`] over `items`, each task taking its own (disjoint output slices, say).
+pub(crate) fn each<T: Send>(items: Vec<T>, f: impl Fn(usize, T) + Sync) {
+    let slots: Vec<std::sync::Mutex<Option<T>>> = items
+        .into_iter()
+        .map(|t| std::sync::Mutex::new(Some(t)))
+        .collect();
+    tasks(slots.len(), |i| {
+        let item = slots[i].lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(item) = item {
+            f(i, item);
+        }
+    });
 }
 
 /// Threads the CPU executor spreads large calls over.
@@ -152,6 +219,79 @@ pub fn set_num_threads(threads: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Every task runs once, results come back in task order, over many calls in a row (the
+    /// helpers awake, parked, and in between) and for task counts around the thread count.
+    #[test]
+    fn tasks_run_once_each_in_every_call() {
+        for round in 0..2000usize {
+            let n = round % 37;
+            let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+            let got = map(n, |i| {
+                hits[i].fetch_add(1, Ordering::SeqCst);
+                i * 3 + round
+            });
+            assert_eq!(got, (0..n).map(|i| i * 3 + round).collect::<Vec<_>>());
+            assert!(
+                hits.iter().all(|h| h.load(Ordering::SeqCst) == 1),
+                "round {round}"
+            );
+            if round % 500 == 0 {
+                // Long enough for the helpers to park.
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
+    }
+
+    /// Callers on several threads at once (the team busy: rayon takes the others), and a task
+    /// that itself splits its work, all get every task run once.
+    #[test]
+    fn concurrent_and_nested_calls_run_every_task() {
+        let total = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for _ in 0..200 {
+                        tasks(8, |_| {
+                            let inner = map(5, |j| j);
+                            total.fetch_add(inner.iter().sum::<usize>(), Ordering::SeqCst);
+                        });
+                    }
+                });
+            }
+        });
+        assert_eq!(total.load(Ordering::SeqCst), 4 * 200 * 8 * 10);
+    }
+
+    /// A panicking task reaches the caller after the other tasks finish, and the team works on.
+    #[test]
+    fn a_task_panic_reaches_the_caller_and_the_team_goes_on() {
+        let ran = AtomicUsize::new(0);
+        let caught = std::panic::catch_unwind(|| {
+            tasks(16, |i| {
+                ran.fetch_add(1, Ordering::SeqCst);
+                if i == 5 {
+                    panic!("task five");
+                }
+            })
+        });
+        let msg = caught.expect_err("the panic comes back");
+        assert_eq!(msg.downcast_ref::<&str>(), Some(&"task five"));
+        assert_eq!(ran.load(Ordering::SeqCst), 16);
+        assert_eq!(map(4, |i| i + 1), vec![1, 2, 3, 4]);
+    }
+
+    /// Items go to their own task, once.
+    #[test]
+    fn each_hands_every_item_to_its_task() {
+        let mut out = vec![0u32; 1000];
+        let chunks: Vec<&mut [u32]> = out.chunks_mut(64).collect();
+        each(chunks, |t, c| c.iter_mut().for_each(|v| *v = t as u32 + 1));
+        for (i, v) in out.iter().enumerate() {
+            assert_eq!(*v as usize, i / 64 + 1);
+        }
+    }
 
     #[test]
     fn set_num_threads_takes_effect_and_zero_restores_the_default() {
