@@ -471,6 +471,8 @@ fn pairwise_results_in_every_output_type_and_path() {
         (15, 3001, 24, DataType::U8, 1),  // the most rows streamed, widened, b unaligned
         (2, 2003, 32, DataType::U64, 0),  // 256 bytes: four registers per code, a tail
         (3, 1001, 128, DataType::U8, 1),  // 128 bytes, b unaligned
+        (40, 3001, 1, DataType::U32, 1),  // four bytes stream at any count of rows, b unaligned
+        (300, 2000, 8, DataType::U8, 0),  // eight bytes streamed, rows split over the team
     ];
     // Hamming (the padding counts nothing) and an op that counts the padding (XNOR of zeros).
     let ops = [<ops::HammingCdist as Op>::INFO, <XnorOrCdist as Op>::INFO];
