@@ -15,7 +15,9 @@ The grid: code sizes of 4 to 256 bytes (u8 codes), 1 to 10,000 queries, database
 Cells with more than --max-cdist distances (the output's memory) or --max-knn distances (the time
 of a run) are left out. Each library runs in its own process (`--peer NAME --json FILE`), one after
 the other with a pause between, on the same arrays (made from the same seed); BLAS threads, which
-none uses, are limited to one. Every library uses all cores. Writes benches/results/grid.md (the
+none uses, are limited to one. Every library uses all cores, with its threads' default waiting
+(OpenMP's spin-then-sleep for FAISS). A cell's time is the median of --runs samples, each
+repeating the call for about 2 ms. Writes benches/results/grid.md (the
 table, the minimum and the geometric mean of the ratios per peer) and grid.png.
 """
 import argparse
@@ -27,14 +29,29 @@ import sys
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 
-from compare_hamming import median_time
-
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 PEERS = ["tensorbits", "faiss", "usearch", "numkong"]
+
+
+def cell_time(fn, runs):
+    """Median over `runs` samples of the seconds per call; a sample repeats the call until it
+    takes about 2 ms, since one call of a few microseconds would time mostly the timer and a cold
+    cache. Every library is timed alike."""
+    fn()
+    t = time.perf_counter()
+    fn()
+    one = time.perf_counter() - t
+    number = max(1, min(100_000, int(0.002 / max(one, 1e-9))))
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - t) / number)
+    return sorted(times)[len(times) // 2]
 
 
 def ints(text):
@@ -118,7 +135,7 @@ def measure(args):
             break
         if fn is None:
             continue
-        t = median_time(fn, args.runs)
+        t = cell_time(fn, args.runs)
         results[f"{op},{size},{q},{n},{k}"] = t
         print(f"{args.peer} {op} {size}B q={q} n={n} k={k}: {t * 1e3:.3f} ms", flush=True)
     with open(args.json, "w") as f:
@@ -133,7 +150,7 @@ def report(args, times):
         f"`python3 benches/grid.py --runs {args.runs} --sizes {','.join(map(str, args.sizes))} "
         f"--queries {','.join(map(str, args.queries))} --db {','.join(map(str, args.db))} "
         f"--k {','.join(map(str, args.k))} --max-cdist {args.max_cdist:g} --max-knn {args.max_knn:g}`: "
-        f"{os.cpu_count()} CPUs, medians of {args.runs} runs, one process per library. Ratio: the "
+        f"{os.cpu_count()} CPUs, medians of {args.runs} samples of about 2 ms each, one process per library. Ratio: the "
         "peer's time over tensorbits' (above 1: tensorbits is faster).",
         "",
         "| op | code bytes | queries | database | k | tensorbits ms | "

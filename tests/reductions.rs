@@ -390,7 +390,8 @@ fn knn_by_heap_and_by_counting_match_a_sort() {
         (1, 5000, 1, 0x03),   // distances 0..=2 only: buckets full of ties
         (3, 70_000, 4, 0x11), // few rows against b split over the threads
         (20, 3000, 32, 0xff),
-        (40, 2000, 2, 0x0f), // rows split over the threads
+        (40, 2000, 2, 0x0f),    // rows split over the threads
+        (2, 300_000, 16, 0x11), // b split over the threads: the parts' lists merged
     ];
     let op = <ops::HammingCdist as Op>::INFO;
     for &(m, n, bytes, keep) in cases {

@@ -640,16 +640,16 @@ pub(crate) fn knn(
         } else {
             tasks.iter().map(one).collect()
         };
-        // Tasks of one row range follow each other, by range of `b`.
-        let mut per_row: Vec<Vec<(u64, u64)>> = vec![Vec::new(); s.m];
+        // Tasks of one row range follow each other, by range of `b`: each row's sorted lists,
+        // merged.
+        let mut per_row: Vec<Vec<Vec<(u64, u64)>>> = vec![Vec::new(); s.m];
         for (t, part) in tasks.iter().zip(parts) {
             for (r, list) in part.into_iter().enumerate() {
-                per_row[t.0.0 + r].extend(list);
+                per_row[t.0.0 + r].push(list);
             }
         }
-        for mut list in per_row {
-            list.sort_unstable();
-            list.truncate(k);
+        for lists in per_row {
+            let mut list = merge_sorted(lists, k);
             // Keys back to the op's values.
             for e in &mut list {
                 e.0 = plan.knn_value(e.0);
@@ -658,6 +658,33 @@ pub(crate) fn knn(
         }
     }
     Ok(results)
+}
+
+/// The `k` smallest of `lists`, each sorted ascending, in one sorted list: merged two at a time.
+fn merge_sorted(lists: Vec<Vec<(u64, u64)>>, k: usize) -> Vec<(u64, u64)> {
+    let mut lists = lists.into_iter();
+    let mut acc = lists.next().unwrap_or_default();
+    acc.truncate(k);
+    for next in lists {
+        let mut merged = Vec::with_capacity(k.min(acc.len() + next.len()));
+        let (mut x, mut y) = (acc.iter().peekable(), next.iter().peekable());
+        while merged.len() < k {
+            let take = match (x.peek(), y.peek()) {
+                (Some(a), Some(b)) => match a <= b {
+                    true => x.next(),
+                    false => y.next(),
+                },
+                (Some(_), None) => x.next(),
+                (None, _) => y.next(),
+            };
+            match take {
+                Some(&e) => merged.push(e),
+                None => break,
+            }
+        }
+        acc = merged;
+    }
+    acc
 }
 
 /// Rows `i0..i1` of `a` against rows `j0..j1` of `b`: each row's `k` smallest `(distance, index)`.
