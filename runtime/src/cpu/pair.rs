@@ -38,6 +38,11 @@ pub type PairRef<'k> = (
 /// rayon's sleeping threads the same split cost more than it gave below 4 MiB.
 const PAIR_PARALLEL_BYTES: usize = PARALLEL_BYTES / 2;
 
+/// Bytes of codes from which knn splits rows of `a` over the pool's team: selection costs more
+/// than counting, so less work pays for the split than all-pairs work needs (100 queries against
+/// 1,000 codes of 4 bytes, k = 10: 103 us on one thread, 62-70 us on two).
+const KNN_PARALLEL_BYTES: usize = 64 << 10;
+
 /// Bytes of codes from which knn splits `b` among a few rows of `a`: each split costs a merge of
 /// every row's lists (ten queries against 1,000 codes of 256 bytes, k = 100, took 170 us split
 /// over two threads and 67 us on one).
@@ -280,8 +285,15 @@ impl<'a> Batch<'a> {
     /// A batch of rows `a` and `b`, whose output starts at element `out_base`; `wide_sum` where
     /// the kernel is wide and the reduction a sum: `b` is then packed for the wide kernel, in
     /// place when it already is (whatever the rows of `a`), else in tiles when enough rows of `a`
-    /// pay for it.
-    fn new(s: &Shape, a: Rows<'a>, b: Rows<'a>, wide_sum: bool, out_base: usize) -> Batch<'a> {
+    /// pay for it. `call_rows`: the most rows of `a` a kernel call takes (knn's calls take a
+    /// block of rows, which stream whatever the rows of `a`).
+    fn new(
+        s: &Shape,
+        (a, b): (Rows<'a>, Rows<'a>),
+        wide_sum: bool,
+        out_base: usize,
+        call_rows: usize,
+    ) -> Batch<'a> {
         let wide_sum = wide_sum && s.ww > 0;
         let in_place = if wide_sum {
             in_place_packing(&b, s)
@@ -289,7 +301,7 @@ impl<'a> Batch<'a> {
             None
         };
         // Rows that stream read `b` as it lies.
-        let streamed = s.m < simd::stream_rows(s.k * s.es)
+        let streamed = s.m.min(call_rows) < simd::stream_rows(s.k * s.es)
             && b.stride == s.k * s.es
             && simd::streams(s.k * s.es);
         let pack = wide_sum && in_place.is_none() && s.m >= PACK_ROWS && !streamed;
@@ -335,6 +347,7 @@ fn batches<'a>(
     s: &Shape,
     inputs: &[InputBuffer<'a>],
     wide: bool,
+    call_rows: usize,
 ) -> Result<Vec<Batch<'a>>> {
     let nd = plan.iter.len();
     let src = |k: usize| match inputs.get(k) {
@@ -350,7 +363,13 @@ fn batches<'a>(
         let a = rows(src(0), off(sa), s.m, sa[nd - 3], s.k, sa[nd - 1], s.es)?;
         let b = rows(src(1), off(sb), s.n, sb[nd - 2], s.k, sb[nd - 1], s.es)?;
         let wide_sum = wide && plan.reduce == Some(ReduceOp::Sum);
-        out.push(Batch::new(s, a, b, wide_sum, off(&plan.out_strides)));
+        out.push(Batch::new(
+            s,
+            (a, b),
+            wide_sum,
+            off(&plan.out_strides),
+            call_rows,
+        ));
         for d in (0..s.nb).rev() {
             idx[d] += 1;
             if idx[d] < plan.iter[d] {
@@ -411,7 +430,7 @@ pub(crate) fn run(
         work: plan.count.saturating_mul(s.k.max(1)).saturating_mul(s.es),
         s,
     };
-    for bt in batches(plan, &job.s, inputs, pair.1)? {
+    for bt in batches(plan, &job.s, inputs, pair.1, usize::MAX)? {
         let region = &mut out[bt.out_base * job.oes..];
         run_batch(&job, &bt, region, pair);
     }
@@ -455,7 +474,7 @@ pub(crate) fn run_packed(
         bytes: std::borrow::Cow::Borrowed(src),
         stride: k * es,
     };
-    let bt = Batch::new(&job.s, row(a), row(b), pair.1, 0);
+    let bt = Batch::new(&job.s, (row(a), row(b)), pair.1, 0, usize::MAX);
     run_batch(&job, &bt, out, pair);
 }
 
@@ -596,15 +615,20 @@ pub(crate) fn knn(
     let mut results = Vec::new();
     let work = (s.m * s.n).saturating_mul(s.k.max(1)).saturating_mul(s.es);
     // The pool is asked for its size only when the work is large: a small call notices the lock.
-    let threads = if work >= PARALLEL_BYTES {
+    let threads = if work >= KNN_PARALLEL_BYTES {
         crate::pool::num_threads()
     } else {
         1
     };
     // Splitting `b` among a few rows of `a` costs a merge of each row's lists.
     let split_b = work >= KNN_SPLIT_BYTES;
-    let parallel = threads > 1 && (s.m >= 2 * threads * MB || split_b);
-    for bt in batches(plan, &s, inputs, pair.1)? {
+    // Rows of `a` split: blocks of them when there are many, else one share per thread when `b`
+    // is not worth splitting (ten queries against 1,000 codes of 64 bytes, k = 10: 19.4 us on one
+    // thread).
+    let many_rows = s.m >= 2 * threads * MB;
+    let row_split = many_rows || (!split_b && s.m >= threads);
+    let parallel = threads > 1 && (row_split || split_b);
+    for bt in batches(plan, &s, inputs, pair.1, MB)? {
         if k == 0 || s.m == 0 {
             results.extend((0..s.m).map(|_| Vec::new()));
             continue;
@@ -614,12 +638,17 @@ pub(crate) fn knn(
         // once for all of them), and the ranges' lists are merged.
         let (row_tasks, n_tasks) = if !parallel {
             (1, 1)
-        } else if s.m >= 2 * threads * MB {
+        } else if many_rows {
             ((4 * threads).min(s.m.div_ceil(4)), 1)
+        } else if row_split {
+            (threads, 1)
         } else {
             (1, (2 * threads).min(s.n.div_ceil(NB)).max(1))
         };
-        let rows_per = s.m.div_ceil(row_tasks).next_multiple_of(MB);
+        let rows_per = match many_rows {
+            true => s.m.div_ceil(row_tasks).next_multiple_of(MB),
+            false => s.m.div_ceil(row_tasks),
+        };
         let cols_per = s.n.div_ceil(n_tasks).next_multiple_of(NB);
         let tasks: Vec<((usize, usize), (usize, usize))> = (0..s.m)
             .step_by(rows_per)

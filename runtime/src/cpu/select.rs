@@ -71,14 +71,18 @@ impl Heap {
             self.limit
         };
         simd::scan_below(row, start, |c, d| {
-            if d < self.limit || self.heap.len() < self.k {
-                self.heap.push((d, (j0 + c) as u64));
-                if self.heap.len() > self.k {
-                    self.heap.pop();
-                }
+            let e = (d, (j0 + c) as u64);
+            if self.heap.len() < self.k {
+                self.heap.push(e);
                 if self.heap.len() == self.k {
                     self.limit = self.heap.peek().map_or(u64::MAX, |p| p.0);
                 }
+            } else if d < self.limit {
+                // The worst kept gives way: one sift down, not a push's sift up and a pop's.
+                if let Some(mut top) = self.heap.peek_mut() {
+                    *top = e;
+                }
+                self.limit = self.heap.peek().map_or(u64::MAX, |p| p.0);
             }
             if self.heap.len() < self.k {
                 u64::MAX
