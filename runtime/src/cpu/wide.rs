@@ -376,35 +376,7 @@ impl Avx512 {
         task: &PairTask<'_>,
         out: &mut PairOut<'_, '_>,
     ) {
-        let n = task.b_rows;
-        let b = &task.b[..n * L * 8];
-        let whole = n / 8;
-        for i in 0..task.a_rows {
-            let q = &task.a[i * task.a_stride..i * task.a_stride + L * 8];
-            let mut lanes = [0u64; 8];
-            for (k, l) in lanes.iter_mut().enumerate() {
-                let w = k % L;
-                *l = u64::from_le_bytes(q[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]));
-            }
-            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the groups
-            // `g < n / 8` read 64 bytes at `(g * L + v) * 64` for `v < L`, inside `b`
-            // (`n * L * 8` bytes, checked by the slice).
-            unsafe {
-                let qv = V512(_mm512_loadu_si512(lanes.as_ptr().cast()));
-                let src = Words::<E, L> {
-                    isa: self,
-                    b: b.as_ptr(),
-                    q: qv,
-                    expr: std::marker::PhantomData,
-                };
-                emit::<false>(out, i, whole, &src);
-            }
-            // The last codes, fewer than eight, one at a time.
-            for j in whole * 8..n {
-                let d = words_count::<E>(q, &b[j * L * 8..(j + 1) * L * 8]);
-                out.put_run(i, j, &[d]);
-            }
-        }
+        self.stream_whole::<E, Words<E, L>>(task, out)
     }
 
     /// [`stream`](Self::stream) for codes of `R` whole registers (128, 192 or 256 bytes): each
@@ -416,25 +388,28 @@ impl Avx512 {
         task: &PairTask<'_>,
         out: &mut PairOut<'_, '_>,
     ) {
-        let (n, bytes) = (task.b_rows, R * 64);
+        self.stream_whole::<E, Long<E, R>>(task, out)
+    }
+
+    /// The row loop of the streams of codes of whole words ([`WholeCodes`]): each row's query
+    /// set in registers, eight codes at a time stored by [`emit`], the last codes (fewer than
+    /// eight) counted one at a time.
+    #[inline(always)]
+    fn stream_whole<E: WideExpr, G: WholeCodes>(
+        self,
+        task: &PairTask<'_>,
+        out: &mut PairOut<'_, '_>,
+    ) {
+        let (n, bytes) = (task.b_rows, G::BYTES);
         let b = &task.b[..n * bytes];
         let whole = n / 8;
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
-            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the query's loads
-            // read `q` (`R * 64` bytes, checked by the slice), and the groups `g < n / 8` read
-            // codes `g * 8..g * 8 + 8`, inside `b` (`n * R * 64` bytes, checked by the slice).
+            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); `q` holds one
+            // code (checked by the slice), and the groups `g < n / 8` read codes
+            // `g * 8..g * 8 + 8`, inside `b` (`n` codes, checked by the slice).
             unsafe {
-                let mut qv = [V512(_mm512_setzero_si512()); R];
-                for (t, v) in qv.iter_mut().enumerate() {
-                    *v = V512(_mm512_loadu_si512(q.as_ptr().add(t * 64).cast()));
-                }
-                let src = Long::<E, R> {
-                    isa: self,
-                    b: b.as_ptr(),
-                    q: qv,
-                    expr: std::marker::PhantomData,
-                };
+                let src = G::new(self, b.as_ptr(), q);
                 emit::<false>(out, i, whole, &src);
             }
             // The last codes, fewer than eight, one at a time.
@@ -535,6 +510,63 @@ impl Avx512 {
                 let d = E::wide([u64::from(q32), u64::from(x)]) & u64::from(u32::MAX);
                 out.put_run(i, j, &[u64::from(d.count_ones())]);
             }
+        }
+    }
+}
+
+/// The groups of a stream of codes of whole words ([`Avx512::stream_whole`]), made for one
+/// query.
+trait WholeCodes: Group {
+    /// Bytes per code.
+    const BYTES: usize;
+
+    /// The groups of the codes from `b` against the query `q`.
+    ///
+    /// # Safety
+    /// AVX-512F, BW and VPOPCNTDQ must be present, and `q` must hold [`BYTES`](Self::BYTES)
+    /// bytes.
+    unsafe fn new(isa: Avx512, b: *const u8, q: &[u8]) -> Self;
+}
+
+impl<E: WideExpr, const L: usize> WholeCodes for Words<E, L> {
+    const BYTES: usize = L * 8;
+
+    #[inline(always)]
+    unsafe fn new(isa: Avx512, b: *const u8, q: &[u8]) -> Self {
+        // The query's words repeated across the register's eight lanes.
+        let mut lanes = [0u64; 8];
+        for (k, l) in lanes.iter_mut().enumerate() {
+            let w = k % L;
+            *l = u64::from_le_bytes(q[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]));
+        }
+        Words {
+            isa,
+            b,
+            // SAFETY: the caller's: AVX-512F is present; `lanes` is 64 bytes.
+            q: V512(unsafe { _mm512_loadu_si512(lanes.as_ptr().cast()) }),
+            expr: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<E: WideExpr, const R: usize> WholeCodes for Long<E, R> {
+    const BYTES: usize = R * 64;
+
+    #[inline(always)]
+    unsafe fn new(isa: Avx512, b: *const u8, q: &[u8]) -> Self {
+        let mut qv = [V512(
+            // SAFETY: the caller's: AVX-512F is present.
+            unsafe { _mm512_setzero_si512() },
+        ); R];
+        for (t, v) in qv.iter_mut().enumerate() {
+            // SAFETY: the caller's: AVX-512F is present, and `q` holds `R * 64` bytes.
+            *v = V512(unsafe { _mm512_loadu_si512(q.as_ptr().add(t * 64).cast()) });
+        }
+        Long {
+            isa,
+            b,
+            q: qv,
+            expr: std::marker::PhantomData,
         }
     }
 }
