@@ -27,6 +27,19 @@ fn data<T: bytemuck::Pod>(bytes: usize, seed: u64) -> Vec<T> {
     bytemuck::pod_collect_to_vec(&raw)
 }
 
+/// Random codes: every bit set with probability one half, as binary embeddings are.
+fn codes(bytes: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..bytes)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
 /// `copy_from_slice` over all cores, in the ranges the executor uses.
 fn parallel_copy(dst: &mut [u8], src: &[u8]) {
     let per = (dst.len() / (rayon::current_num_threads() * 4))
@@ -261,5 +274,46 @@ fn cdist_few(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, tiny, cdist_few, xor_64mib, broadcast, unary);
+/// knn through the packed entry point the Python package calls: small `k` over a thousand codes
+/// (selection, not counting, bounds these) and large `k` over many.
+fn knn(c: &mut Criterion) {
+    let op = <tensorbits::ops::HammingCdist as tensorbits::Op>::INFO;
+    let call = tensorbits::Call::default();
+    let mut g = c.benchmark_group("knn");
+    for &(m, n, bytes, k) in &[
+        (10, 1000, 8, 10),
+        (100, 1000, 4, 10),
+        (100, 1000, 8, 10),
+        (100, 1000, 8, 1),
+        (100, 1000, 8, 100),
+        (100, 1000, 64, 10),
+        (10, 100_000, 32, 10),
+        (10, 100_000, 8, 1000),
+    ] {
+        let a = codes(m * bytes, 3);
+        let b = codes(n * bytes, 4);
+        let mut dist = vec![0u8; m * k * 4];
+        let mut idx = vec![0u8; m * k * 8];
+        g.bench_function(format!("{m}x{n}x{bytes}B_k{k}"), |bch| {
+            bch.iter(|| {
+                tensorbits::knn_packed(
+                    op,
+                    &call,
+                    (m, n, bytes),
+                    tensorbits::DataType::U8,
+                    k,
+                    tensorbits::DataType::U32,
+                    black_box(&a),
+                    black_box(&b),
+                    &mut dist,
+                    &mut idx,
+                )
+                .unwrap()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, tiny, cdist_few, knn, xor_64mib, broadcast, unary);
 criterion_main!(benches);

@@ -392,6 +392,8 @@ fn knn_by_heap_and_by_counting_match_a_sort() {
         (20, 3000, 32, 0xff),
         (40, 2000, 2, 0x0f),    // rows split over the threads
         (2, 300_000, 16, 0x11), // b split over the threads: the parts' lists merged
+        (100, 1000, 8, 0xff),   // blocks of eight rows, a task each
+        (3, 700, 1040, 0x81),   // more than 8,192 bits: a heap
     ];
     let op = <ops::HammingCdist as Op>::INFO;
     for &(m, n, bytes, keep) in cases {
@@ -402,7 +404,10 @@ fn knn_by_heap_and_by_counting_match_a_sort() {
             .for_each(|x| *x &= keep);
         let (_, values) = pairwise_reference(op, &a, &b).unwrap();
         let inputs = [Input::Bytes(&a.0, &a.1), Input::Bytes(&b.0, &b.1)];
-        for k in [1, 31, 32, 33, 100, 1000, n] {
+        for k in [1, 2, 10, 31, 32, 33, 100, 1000, n] {
+            if k > n {
+                continue;
+            }
             let dd = TensorDesc::new(DataType::U32, &[m, k]).unwrap();
             let id = TensorDesc::new(DataType::I64, &[m, k]).unwrap();
             let (mut dist, mut idx) = (vec![0u8; dd.total_bytes()], vec![0u8; id.total_bytes()]);

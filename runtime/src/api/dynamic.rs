@@ -282,7 +282,7 @@ fn knn_lists(
     plan: &Plan,
     inputs: &[InputBuffer<'_>],
     k: usize,
-) -> Result<Vec<Vec<(u64, u64)>>> {
+) -> Result<Vec<(u64, u64)>> {
     let ks = op_kernels(op, plan)?;
     let pair = ks.kernels().pair.ok_or_else(|| Error::NotAReduction {
         op: op.name(),
@@ -414,17 +414,20 @@ pub fn knn(
     Ok(())
 }
 
-/// Writes knn's lists (one per row of `a`, in row order) through the outputs' strides.
+/// Writes knn's lists (`k` pairs per row of `a`, in row order) through the outputs' strides.
 pub(crate) fn write_knn(
-    lists: &[Vec<(u64, u64)>],
+    lists: &[(u64, u64)],
     k: usize,
     (dd, dist): (&TensorDesc, &mut [u8]),
     (id, idx): (&TensorDesc, &mut [u8]),
 ) {
+    if k == 0 {
+        return;
+    }
     let (ds, is) = (dd.effective_strides(), id.effective_strides());
     let rank = dd.rank();
     let oes = dd.data_type().size();
-    for (row, list) in lists.iter().enumerate() {
+    for (row, list) in lists.chunks_exact(k).enumerate() {
         // The offset of element [row..., 0]: `row` runs over every dimension but the last.
         let (mut d_at, mut i_at, mut rem) = (0, 0, row);
         for d in (0..rank - 1).rev() {
@@ -433,7 +436,7 @@ pub(crate) fn write_knn(
             i_at += (rem % n) * is[d];
             rem /= n;
         }
-        for (j, &(dist_v, index)) in list.iter().take(k).enumerate() {
+        for (j, &(dist_v, index)) in list.iter().enumerate() {
             crate::element::write_elem(dist, d_at + j * ds[rank - 1], oes, dist_v);
             crate::element::write_elem(idx, i_at + j * is[rank - 1], 8, index);
         }

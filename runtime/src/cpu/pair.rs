@@ -16,7 +16,7 @@
 //! distances of each row of `a` ([`knn`], with `select.rs` choosing the candidates) without ever
 //! holding the `M x N` matrix.
 
-use super::select::Selection;
+use super::select::Selections;
 use super::tiles::{PACK_ROWS, code_word, last_word_bytes};
 use super::{PARALLEL_BYTES, simd};
 use crate::MAX_RANK;
@@ -599,15 +599,16 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
     }
 }
 
-/// The `k` nearest rows of `b` for every row of `a`: per batch index and row, `(value, index)`
+/// The `k` nearest rows of `b` for every row of `a`: per batch index and row, `k` `(value, index)`
 /// pairs in the plan's order (ascending counts, or descending ones when it flips), ties by the
-/// lower index; values are the op's results, in the low bits of the output type.
+/// lower index; values are the op's results, in the low bits of the output type. Rows follow each
+/// other, `k` pairs apart (`k` is at most the rows of `b`: validation sees to it).
 pub(crate) fn knn(
     plan: &Plan,
     inputs: &[InputBuffer<'_>],
     k: usize,
     pair: PairRef<'_>,
-) -> Result<Vec<Vec<(u64, u64)>>> {
+) -> Result<Vec<(u64, u64)>> {
     let copies = super::zeroed_padding(plan, inputs);
     let zeroed = copies.as_ref().map(|c| super::with_copies(inputs, c));
     let inputs = zeroed.as_deref().unwrap_or(inputs);
@@ -629,75 +630,84 @@ pub(crate) fn knn(
     let row_split = many_rows || (!split_b && s.m >= threads);
     let parallel = threads > 1 && (row_split || split_b);
     for bt in batches(plan, &s, inputs, pair.1, MB)? {
+        let at = results.len();
+        results.resize(at + s.m * k, (0, 0));
         if k == 0 || s.m == 0 {
-            results.extend((0..s.m).map(|_| Vec::new()));
             continue;
         }
-        // Enough rows of `a` (two blocks of rows per thread): each task takes some of them against
-        // all of `b`. Fewer: each task takes all of them against a range of `b` (which it packs
-        // once for all of them), and the ranges' lists are merged.
-        let (row_tasks, n_tasks) = if !parallel {
-            (1, 1)
-        } else if many_rows {
-            ((4 * threads).min(s.m.div_ceil(4)), 1)
-        } else if row_split {
-            (threads, 1)
+        let rows_out = &mut results[at..];
+        if !parallel || row_split {
+            // Each task takes some rows of `a` against all of `b`, into their place: blocks of
+            // rows when there are many (at least eight tasks a thread, taken as the threads free
+            // up, so that they end together: 100 rows in blocks of sixteen had split 64 to 36),
+            // else one share per thread.
+            let rows_per = match (parallel, many_rows) {
+                (false, _) => s.m,
+                (true, true) => MB * (s.m.div_ceil(MB) / (8 * threads)).max(1),
+                (true, false) => s.m.div_ceil(threads),
+            };
+            let parts: Vec<&mut [(u64, u64)]> = rows_out.chunks_mut(rows_per * k).collect();
+            let one = |t: usize, part: &mut [(u64, u64)]| {
+                let i0 = t * rows_per;
+                let i1 = (i0 + rows_per).min(s.m);
+                select(plan, &s, &bt, (i0, i1), (0, s.n), k, pair, part);
+            };
+            if parallel {
+                crate::pool::each(parts, one);
+            } else {
+                parts
+                    .into_iter()
+                    .enumerate()
+                    .for_each(|(t, part)| one(t, part));
+            }
         } else {
-            (1, (2 * threads).min(s.n.div_ceil(NB)).max(1))
-        };
-        let rows_per = match many_rows {
-            true => s.m.div_ceil(row_tasks).next_multiple_of(MB),
-            false => s.m.div_ceil(row_tasks),
-        };
-        let cols_per = s.n.div_ceil(n_tasks).next_multiple_of(NB);
-        let tasks: Vec<((usize, usize), (usize, usize))> = (0..s.m)
-            .step_by(rows_per)
-            .flat_map(|i0| {
-                (0..s.n).step_by(cols_per.max(1)).map(move |j0| {
-                    (
-                        (i0, (i0 + rows_per).min(s.m)),
-                        (j0, (j0 + cols_per).min(s.n)),
-                    )
-                })
-            })
-            .collect();
-        let one = |&((i0, i1), (j0, j1)): &((usize, usize), (usize, usize))| {
-            select(plan, &s, &bt, (i0, i1), (j0, j1), k, pair)
-        };
-        let parts: Vec<Vec<Vec<(u64, u64)>>> = if parallel {
-            crate::pool::map(tasks.len(), |t| one(&tasks[t]))
-        } else {
-            tasks.iter().map(one).collect()
-        };
-        // Tasks of one row range follow each other, by range of `b`: each row's sorted lists,
-        // merged.
-        let mut per_row: Vec<Vec<Vec<(u64, u64)>>> = vec![Vec::new(); s.m];
-        for (t, part) in tasks.iter().zip(parts) {
-            for (r, list) in part.into_iter().enumerate() {
-                per_row[t.0.0 + r].push(list);
+            // Few rows: each task takes all of them against a range of `b` (which it packs once
+            // for all of them), and the ranges' lists are merged.
+            let n_tasks = (2 * threads).min(s.n.div_ceil(NB)).max(1);
+            let cols_per = s.n.div_ceil(n_tasks).next_multiple_of(NB);
+            let ranges: Vec<(usize, usize)> = (0..s.n)
+                .step_by(cols_per)
+                .map(|j0| (j0, (j0 + cols_per).min(s.n)))
+                .collect();
+            let parts: Vec<Vec<(u64, u64)>> = crate::pool::map(ranges.len(), |t| {
+                let (j0, j1) = ranges[t];
+                let mut part = vec![(0, 0); s.m * k.min(j1 - j0)];
+                select(plan, &s, &bt, (0, s.m), (j0, j1), k, pair, &mut part);
+                part
+            });
+            let mut merged = Vec::with_capacity(k);
+            for (r, row) in rows_out.chunks_exact_mut(k).enumerate() {
+                let lists = ranges.iter().zip(&parts).map(|(&(j0, j1), part)| {
+                    let per = k.min(j1 - j0);
+                    &part[r * per..(r + 1) * per]
+                });
+                merge_sorted(lists, k, &mut merged);
+                row.copy_from_slice(&merged);
             }
         }
-        for lists in per_row {
-            let mut list = merge_sorted(lists, k);
-            // Keys back to the op's values.
-            for e in &mut list {
-                e.0 = plan.knn_value(e.0);
-            }
-            results.push(list);
+    }
+    // Keys back to the op's values.
+    if plan.flip || plan.epilogue.is_some() {
+        for e in &mut results {
+            e.0 = plan.knn_value(e.0);
         }
     }
     Ok(results)
 }
 
-/// The `k` smallest of `lists`, each sorted ascending, in one sorted list: merged two at a time.
-fn merge_sorted(lists: Vec<Vec<(u64, u64)>>, k: usize) -> Vec<(u64, u64)> {
-    let mut lists = lists.into_iter();
-    let mut acc = lists.next().unwrap_or_default();
-    acc.truncate(k);
-    for next in lists {
-        let mut merged = Vec::with_capacity(k.min(acc.len() + next.len()));
-        let (mut x, mut y) = (acc.iter().peekable(), next.iter().peekable());
-        while merged.len() < k {
+/// The `k` smallest of `lists`, each sorted ascending, in one sorted list (`k` of them, which the
+/// lists hold together): merged two at a time.
+fn merge_sorted<'l>(
+    lists: impl Iterator<Item = &'l [(u64, u64)]>,
+    k: usize,
+    acc: &mut Vec<(u64, u64)>,
+) {
+    acc.clear();
+    let mut next = Vec::with_capacity(k);
+    for list in lists {
+        next.clear();
+        let (mut x, mut y) = (acc.iter().peekable(), list.iter().peekable());
+        while next.len() < k {
             let take = match (x.peek(), y.peek()) {
                 (Some(a), Some(b)) => match a <= b {
                     true => x.next(),
@@ -707,16 +717,23 @@ fn merge_sorted(lists: Vec<Vec<(u64, u64)>>, k: usize) -> Vec<(u64, u64)> {
                 (None, _) => y.next(),
             };
             match take {
-                Some(&e) => merged.push(e),
+                Some(&e) => next.push(e),
                 None => break,
             }
         }
-        acc = merged;
+        std::mem::swap(acc, &mut next);
     }
-    acc
 }
 
-/// Rows `i0..i1` of `a` against rows `j0..j1` of `b`: each row's `k` smallest `(distance, index)`.
+thread_local! {
+    /// knn's tile of distances, kept between calls: allocating it per task (and zeroing it) cost
+    /// more than the distances of a task of small codes.
+    static TILE: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Rows `i0..i1` of `a` against rows `j0..j1` of `b`: each row's `k` (or `j1 - j0`, if fewer)
+/// smallest `(key, index)` into `out`, row after row.
+#[allow(clippy::too_many_arguments)]
 fn select(
     plan: &Plan,
     s: &Shape,
@@ -725,14 +742,18 @@ fn select(
     (j0, j1): (usize, usize),
     k: usize,
     pair: PairRef<'_>,
-) -> Vec<Vec<(u64, u64)>> {
+    out: &mut [(u64, u64)],
+) {
     // The largest distance a sum of bit counts can reach: the bits of a code.
     let max_distance = (s.k * s.es * 8) as u64;
-    let mut sel: Vec<Selection> = (i0..i1).map(|_| Selection::new(k, max_distance)).collect();
+    let mut sel = Selections::new(i1 - i0, k, max_distance);
     // A few rows of `a` take wide tiles of `b` (each kernel call has a fixed cost), many rows the
     // tiles that stay in L1 while eight rows pass.
     let nb = if i1 - i0 <= MB { 8 * NB } else { NB };
-    let mut tile = vec![0u64; MB.min(i1 - i0) * nb];
+    let mut tile = TILE.take();
+    if tile.len() < MB * nb {
+        tile.resize(MB * nb, 0);
+    }
     let mut pbuf = Vec::new();
     for jb in (j0..j1).step_by(nb) {
         let nj = (j1 - jb).min(nb);
@@ -750,10 +771,11 @@ fn select(
                 let row = &tile[r * nj..(r + 1) * nj];
                 // Rows come in increasing index order: an equal distance never displaces. Once a
                 // row has its `k` candidates, few distances beat the worst of them, and the scan
-                // rules them out eight at a time.
-                sel[r0 - i0 + r].push_all(row, jb);
+                // rules them out sixteen at a time.
+                sel.push_all(r0 - i0 + r, row, jb);
             }
         }
     }
-    sel.into_iter().map(Selection::into_sorted).collect()
+    TILE.set(tile);
+    sel.write_sorted(out, k.min(j1 - j0));
 }

@@ -1,47 +1,72 @@
-//! knn's selection of each row's `k` best candidates: a heap gated by the worst kept for small `k`,
-//! counts per distance value for large `k`. Distances arrive a tile row at a time, in increasing
-//! index order, so an equal distance never displaces one kept.
+//! knn's selection of each row's `k` best candidates: the best one for `k = 1`, counts per
+//! distance value for other `k` where distances have few values (codes of up to 1 KiB), a heap
+//! gated by the worst kept beyond. Distances arrive a tile row at a time, in increasing index
+//! order, so an equal distance never displaces one kept. The rows of one task keep their state in
+//! a few shared buffers: a call on 100 rows made no more allocations than a call on one (their
+//! allocations and frees had cost two fifths of the selection's time).
 
 use super::simd;
 use std::collections::BinaryHeap;
 
-/// `k` from which knn keeps candidates by counting per distance value rather than in a heap.
-const COUNT_K: usize = 32;
-
 /// The largest distance (bits per code) for which knn counts per distance value.
 const COUNT_MAX: u64 = 1 << 13;
 
-/// One row's candidates.
-pub(crate) struct Selection(Kind);
+/// The candidates of the rows of one task.
+pub(crate) struct Selections(Kind);
 
 enum Kind {
-    Heap(Heap),
+    /// Each row's best `(distance, index)`; `u64::MAX` before any.
+    One(Vec<(u64, u64)>),
     Counts(Counts),
+    Heap(Vec<Heap>),
 }
 
-impl Selection {
-    /// For `k` candidates of distances up to `max_distance`: counts for large `k` and distances
-    /// that have few values, else a heap.
-    pub(crate) fn new(k: usize, max_distance: u64) -> Selection {
-        match k >= COUNT_K && max_distance <= COUNT_MAX {
-            true => Selection(Kind::Counts(Counts::new(k, max_distance))),
-            false => Selection(Kind::Heap(Heap::new(k))),
-        }
+impl Selections {
+    /// For `rows` rows, each keeping `k` (at least one) candidates of distances up to
+    /// `max_distance`.
+    pub(crate) fn new(rows: usize, k: usize, max_distance: u64) -> Selections {
+        Selections(if k == 1 {
+            Kind::One(vec![(u64::MAX, 0); rows])
+        } else if max_distance <= COUNT_MAX {
+            Kind::Counts(Counts::new(rows, k, max_distance))
+        } else {
+            Kind::Heap((0..rows).map(|_| Heap::new(k)).collect())
+        })
     }
 
-    /// Distances of the rows from `j0` on.
-    pub(crate) fn push_all(&mut self, row: &[u64], j0: usize) {
+    /// Distances of row `r` against the rows of `b` from `j0` on.
+    #[inline]
+    pub(crate) fn push_all(&mut self, r: usize, row: &[u64], j0: usize) {
         match &mut self.0 {
-            Kind::Heap(h) => h.push_all(row, j0),
-            Kind::Counts(c) => c.push_all(row, j0),
+            Kind::One(best) => {
+                let best = &mut best[r];
+                simd::scan_below(row, best.0, |c, d| {
+                    if d < best.0 {
+                        *best = (d, (j0 + c) as u64);
+                    }
+                    best.0
+                })
+            }
+            Kind::Counts(c) => c.push_all(r, row, j0),
+            Kind::Heap(h) => h[r].push_all(row, j0),
         }
     }
 
-    /// The `k` best, ascending, ties by the lower index.
-    pub(crate) fn into_sorted(self) -> Vec<(u64, u64)> {
+    /// Each row's `per_row` best, ascending, ties by the lower index, into `out` (`rows x
+    /// per_row`): `per_row` is `k`, or fewer where a row saw fewer candidates, all of which it
+    /// keeps.
+    pub(crate) fn write_sorted(self, out: &mut [(u64, u64)], per_row: usize) {
+        if per_row == 0 {
+            return;
+        }
         match self.0 {
-            Kind::Heap(h) => h.heap.into_sorted_vec(),
-            Kind::Counts(c) => c.into_sorted(),
+            Kind::One(best) => out.copy_from_slice(&best[..out.len()]),
+            Kind::Counts(c) => c.write_sorted(out, per_row),
+            Kind::Heap(h) => {
+                for (heap, o) in h.into_iter().zip(out.chunks_exact_mut(per_row)) {
+                    o.copy_from_slice(&heap.heap.into_sorted_vec()[..per_row]);
+                }
+            }
         }
     }
 }
@@ -94,103 +119,166 @@ impl Heap {
 }
 
 /// The `k` best by counting per distance value, as FAISS's `hammings_knn_mc` does for large `k`:
-/// how many candidates of each distance below `limit` are kept, and the candidates in one list.
-/// `limit` falls as soon as the candidates below it, less the last distance's, number `k`: taking a
-/// candidate is an append, not a heap's reordering. Candidates at or past `limit` are dropped from
-/// the list when it has grown to a few times `k`.
+/// how many candidates of each distance up to `top` a row keeps, and the candidates in a list.
+/// Once `k` are kept, `top` is the `k`-th best distance so far and only a distance below it enters
+/// (an equal one came later and never displaces): taking a candidate is an append, not a heap's
+/// reordering, and `top` falls as soon as the candidates below it number `k`. A row's list holds
+/// `cap` candidates; when it is full, those past `top` are dropped (fewer than `2k` remain).
 struct Counts {
     k: usize,
-    /// Every candidate that counts has a distance below it.
-    limit: u64,
-    /// Candidates below `limit`.
-    kept: usize,
-    /// Of each distance below `limit`, the candidates kept.
+    /// Buckets per row: distances `0..=max_distance`.
+    width: usize,
+    /// Candidates per row's list.
+    cap: usize,
+    /// `rows x width`: of each distance up to a row's `top`, the candidates kept.
     counts: Vec<u32>,
-    /// Candidates (distance, index); those at or past `limit` no longer count.
+    /// `rows x cap`: candidates (distance, index); those past a row's `top` no longer count.
     list: Vec<(u64, u64)>,
+    rows: Vec<CountRow>,
+}
+
+#[derive(Clone, Copy)]
+struct CountRow {
+    /// A distance below it enters: past `top` until `k` are kept, then `top`.
+    limit: u64,
+    /// The largest distance kept.
+    top: u64,
+    /// Candidates up to `top`.
+    kept: usize,
+    /// Candidates in the list.
+    len: usize,
     /// The smallest and the largest distance taken: no count lies outside them, so that neither
-    /// the lowering of `limit` nor the final sort walks the empty buckets beyond (a thousand of
+    /// the lowering of `top` nor the final sort walks the empty buckets beyond (a thousand of
     /// them per row for codes of 256 bytes, whose distances gather around 1,024).
     lo: u64,
     hi: u64,
 }
 
 impl Counts {
-    fn new(k: usize, max_distance: u64) -> Counts {
+    fn new(rows: usize, k: usize, max_distance: u64) -> Counts {
+        let width = max_distance as usize + 1;
+        let cap = 4 * k.max(16);
         Counts {
             k,
-            limit: max_distance + 1,
-            kept: 0,
-            counts: vec![0; max_distance as usize + 1],
-            list: Vec::with_capacity(2 * k),
-            lo: u64::MAX,
-            hi: 0,
+            width,
+            cap,
+            counts: vec![0; rows * width],
+            list: vec![(0, 0); rows * cap],
+            rows: vec![
+                CountRow {
+                    limit: max_distance + 1,
+                    top: max_distance,
+                    kept: 0,
+                    len: 0,
+                    lo: u64::MAX,
+                    hi: 0,
+                };
+                rows
+            ],
         }
     }
 
-    fn push_all(&mut self, row: &[u64], j0: usize) {
-        simd::scan_below(row, self.limit, |c, d| {
-            if d < self.limit {
-                self.push(d, (j0 + c) as u64);
+    #[inline]
+    fn push_all(&mut self, r: usize, row: &[u64], j0: usize) {
+        let (k, w, cap) = (self.k, self.width, self.cap);
+        let st = &mut self.rows[r];
+        let counts = &mut self.counts[r * w..(r + 1) * w];
+        let list = &mut self.list[r * cap..(r + 1) * cap];
+        simd::scan_below(row, st.limit, |c, d| {
+            if d < st.limit {
+                push(st, counts, list, k, d, (j0 + c) as u64);
             }
-            self.limit
+            st.limit
         });
     }
 
-    fn push(&mut self, d: u64, index: u64) {
-        let count = &mut self.counts[d as usize];
-        // `k` of one distance already came before this one: it can never be among the best.
-        if *count as usize >= self.k {
-            return;
-        }
-        *count += 1;
-        self.kept += 1;
-        self.list.push((d, index));
-        (self.lo, self.hi) = (self.lo.min(d), self.hi.max(d));
-        if self.kept < self.k {
-            return;
-        }
-        // Drop the worst distance while the others are enough, from the largest taken.
-        self.limit = self.limit.min(self.hi + 1);
-        while self.limit > 0 {
-            let top = &mut self.counts[self.limit as usize - 1];
-            if self.kept - (*top as usize) < self.k {
-                break;
-            }
-            self.kept -= *top as usize;
-            *top = 0;
-            self.limit -= 1;
-        }
-        if self.list.len() >= 4 * self.k.max(16) {
-            let limit = self.limit;
-            self.list.retain(|&(d, _)| d < limit);
+    fn write_sorted(self, out: &mut [(u64, u64)], per_row: usize) {
+        let mut at = Vec::with_capacity(self.width);
+        for (r, (st, o)) in self
+            .rows
+            .iter()
+            .zip(out.chunks_exact_mut(per_row))
+            .enumerate()
+        {
+            let counts = &self.counts[r * self.width..(r + 1) * self.width];
+            let list = &self.list[r * self.cap..r * self.cap + st.len];
+            sorted(st, counts, list, &mut at, o);
         }
     }
+}
 
-    /// The `k` best, ascending, ties by the lower index: a counting sort, since the counts give
-    /// where each distance's candidates start, and those of one distance came in increasing index
-    /// order (sorting up to `4k` pairs took a fifth of ten queries against 100,000 codes with
-    /// `k = 1,000`).
-    fn into_sorted(self) -> Vec<(u64, u64)> {
-        // Buckets `lo..limit`: no count lies below the smallest distance taken.
-        let (lo, limit) = (self.lo.min(self.limit) as usize, self.limit as usize);
-        let mut at = Vec::with_capacity(limit - lo);
-        let mut total = 0usize;
-        for &c in &self.counts[lo..limit] {
-            at.push(total);
-            total += c as usize;
-        }
-        let n = total.min(self.k);
-        let mut out = vec![(0u64, 0u64); n];
-        for &(d, i) in &self.list {
-            // Candidates at or past `limit` no longer count.
-            if let Some(slot) = (d as usize).checked_sub(lo).and_then(|b| at.get_mut(b)) {
-                if let Some(o) = out.get_mut(*slot) {
-                    *o = (d, i);
-                }
-                *slot += 1;
+/// Takes candidate `(d, index)`, below the row's `limit`, into the row.
+#[inline]
+fn push(
+    st: &mut CountRow,
+    counts: &mut [u32],
+    list: &mut [(u64, u64)],
+    k: usize,
+    d: u64,
+    index: u64,
+) {
+    if st.len == list.len() {
+        // Full: keep what counts, in order.
+        let top = st.top;
+        let mut n = 0;
+        for i in 0..st.len {
+            if list[i].0 <= top {
+                list[n] = list[i];
+                n += 1;
             }
         }
-        out
+        st.len = n;
+    }
+    // Below `top` once `k` are kept, so fewer than `k` share the distance: it counts.
+    counts[d as usize] += 1;
+    st.kept += 1;
+    list[st.len] = (d, index);
+    st.len += 1;
+    (st.lo, st.hi) = (st.lo.min(d), st.hi.max(d));
+    if st.kept < k {
+        return;
+    }
+    // Drop the worst distance while the others are enough, from the largest taken.
+    let mut top = st.top.min(st.hi);
+    loop {
+        let c = counts[top as usize] as usize;
+        if st.kept - c < k {
+            break;
+        }
+        st.kept -= c;
+        counts[top as usize] = 0;
+        top -= 1;
+    }
+    (st.top, st.limit) = (top, top);
+}
+
+/// A row's best, ascending, ties by the lower index, into `out`: a counting sort, since the
+/// counts give where each distance's candidates start, and those of one distance came in
+/// increasing index order (sorting up to `4k` pairs took a fifth of ten queries against 100,000
+/// codes with `k = 1,000`).
+fn sorted(
+    st: &CountRow,
+    counts: &[u32],
+    list: &[(u64, u64)],
+    at: &mut Vec<usize>,
+    out: &mut [(u64, u64)],
+) {
+    // Buckets `lo..=top`: no count lies below the smallest distance taken, nor above the largest.
+    let top = st.top.min(st.hi) as usize;
+    let lo = (st.lo as usize).min(top + 1);
+    at.clear();
+    let mut total = 0usize;
+    for &c in &counts[lo..=top] {
+        at.push(total);
+        total += c as usize;
+    }
+    for &(d, i) in list {
+        // Candidates past `top` no longer count.
+        if let Some(slot) = (d as usize).checked_sub(lo).and_then(|b| at.get_mut(b)) {
+            if let Some(o) = out.get_mut(*slot) {
+                *o = (d, i);
+            }
+            *slot += 1;
+        }
     }
 }
