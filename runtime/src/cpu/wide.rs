@@ -249,20 +249,6 @@ fn words_count<E: WideExpr>(q: &[u8], code: &[u8]) -> u64 {
         .sum()
 }
 
-/// Bytes ahead of its loads from which the stream of long codes ([`Long`]) asks for `b`'s cache
-/// lines: one query against 100,000 codes of 256 bytes (25.6 MB, in L3) took 1.23-1.31 ms on one
-/// thread without and 0.68-0.91 ms with (criterion, `cdist_few`). Codes of 16 bytes, in L2, were
-/// slower with it (22 us to 27 us for 100,000).
-const PREFETCH: usize = 4096;
-
-/// Asks for the cache line at `p` (which need not lie inside any allocation: a prefetch never
-/// faults).
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    // SAFETY: SSE is part of x86_64's baseline; a prefetch reads nothing a program can see.
-    unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) }
-}
-
 /// Adjacent 64-bit lanes of `x` and of `y` summed, within each 128-bit lane: `[x0 + x1, y0 + y1]`.
 /// A function, not a closure, so that it is compiled with its caller's AVX-512 features.
 ///
@@ -613,7 +599,6 @@ impl<E: WideExpr, const R: usize> Group for Long<E, R> {
             for (v, pv) in p.iter_mut().enumerate() {
                 let code = self.b.add((g * 8 + v) * R * 64);
                 for (t, q) in self.q.iter().enumerate() {
-                    prefetch(code.wrapping_add(t * 64 + PREFETCH));
                     let x = V512(_mm512_loadu_si512(code.add(t * 64).cast()));
                     *pv = _mm512_add_epi64(*pv, _mm512_popcnt_epi64(E::wide([*q, x]).0));
                 }
