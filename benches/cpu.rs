@@ -15,27 +15,25 @@ use tensorbits::{Broadcast, Options, Tensor, TensorViewMut, f16};
 const MIB64: usize = 64 << 20;
 
 fn data<T: bytemuck::Pod>(bytes: usize, seed: u64) -> Vec<T> {
-    let mut x = seed | 1;
-    let raw: Vec<u8> = (0..bytes)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8 & 0x1f // shift counts mostly in range, but not all
-        })
-        .collect();
+    // Shift counts mostly in range, but not all.
+    let raw: Vec<u8> = xorshift(bytes, seed, |x| x as u8 & 0x1f);
     bytemuck::pod_collect_to_vec(&raw)
 }
 
 /// Random codes: every bit set with probability one half, as binary embeddings are.
 fn codes(bytes: usize, seed: u64) -> Vec<u8> {
+    xorshift(bytes, seed, |x| (x >> 24) as u8)
+}
+
+/// `bytes` bytes picked by `pick` from the states of a xorshift generator.
+fn xorshift(bytes: usize, seed: u64, pick: impl Fn(u64) -> u8) -> Vec<u8> {
     let mut x = seed | 1;
     (0..bytes)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            (x >> 24) as u8
+            pick(x)
         })
         .collect()
 }

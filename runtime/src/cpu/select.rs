@@ -41,10 +41,8 @@ impl Selections {
             Kind::One(best) => {
                 let best = &mut best[r];
                 simd::scan_below(row, best.0, |c, d| {
-                    if d < best.0 {
-                        *best = (d, (j0 + c) as u64);
-                    }
-                    best.0
+                    *best = (d, (j0 + c) as u64);
+                    d
                 })
             }
             Kind::Counts(c) => c.push_all(r, row, j0),
@@ -185,9 +183,7 @@ impl Counts {
         let counts = &mut self.counts[r * w..(r + 1) * w];
         let list = &mut self.list[r * cap..(r + 1) * cap];
         simd::scan_below(row, st.limit, |c, d| {
-            if d < st.limit {
-                push(st, counts, list, k, d, (j0 + c) as u64);
-            }
+            push(st, counts, list, k, d, (j0 + c) as u64);
             st.limit
         });
     }

@@ -124,10 +124,9 @@ multiversion! {
 }
 
 multiversion! {
-    /// Calls `f(i, v[i])` for each `i` with `v[i] < limit`, in order: eight compares at a time,
-    /// and a call only where one passes. `f` returns the new limit (a candidate taken can lower
-    /// it); it must itself reject what no longer passes, as a value in the same eight may be
-    /// offered under the limit of the eight's start.
+    /// Calls `f(i, v[i])` for each `i` with `v[i] < limit`, in order, where `limit` is the one `f`
+    /// last returned (a candidate taken can lower it): sixteen compares per test, and the values
+    /// of sixteen that passed it compared one by one against the limit as it stands.
     #[inline]
     pub(crate) fn scan_below[F: FnMut(usize, u64) -> u64][F](v: &[u64], limit: u64, f: F) {
         scan_below_body(v, limit, f)
