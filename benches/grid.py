@@ -150,7 +150,7 @@ def report(args, times):
         f"`python3 benches/grid.py --runs {args.runs} --sizes {','.join(map(str, args.sizes))} "
         f"--queries {','.join(map(str, args.queries))} --db {','.join(map(str, args.db))} "
         f"--k {','.join(map(str, args.k))} --max-cdist {args.max_cdist:g} --max-knn {args.max_knn:g}`: "
-        f"{os.cpu_count()} CPUs, medians of {args.runs} samples of about 2 ms each, one process per library. Ratio: the "
+        f"{os.cpu_count()} CPUs, medians of {args.runs} samples of at least 2 ms each (one call where a call takes longer), one process per library. Ratio: the "
         "peer's time over tensorbits' (above 1: tensorbits is faster).",
         "",
         "| op | code bytes | queries | database | k | tensorbits ms | "
