@@ -153,10 +153,19 @@ fn check_pairwise_case(seed: u64) {
     let mut kshape = shape.clone();
     let last = kshape.len() - 1;
     kshape[last] = kk;
-    let dd = TensorDesc::new(out_dt, &kshape).unwrap();
-    let id = TensorDesc::new(DataType::I64, &kshape).unwrap();
-    let mut dist = vec![0u8; dd.total_bytes()];
-    let mut idx = vec![0u8; id.total_bytes()];
+    let mut dd = TensorDesc::new(out_dt, &kshape).unwrap();
+    let mut id = TensorDesc::new(DataType::I64, &kshape).unwrap();
+    // Outputs through strides (with gaps, in any order) as well as packed.
+    if rng.chance(40) {
+        dd = dd
+            .with_strides(&random_strides(&mut rng, &kshape, false))
+            .unwrap();
+        id = id
+            .with_strides(&random_strides(&mut rng, &kshape, false))
+            .unwrap();
+    }
+    let mut dist = vec![0xA5u8; dd.total_bytes()];
+    let mut idx = vec![0xA5u8; id.total_bytes()];
     let got = knn(op, &call, &inputs, kk, (&dd, &mut dist), (&id, &mut idx));
     if kk > n {
         assert!(
@@ -166,19 +175,28 @@ fn check_pairwise_case(seed: u64) {
         return;
     }
     got.unwrap_or_else(|e| panic!("seed {seed}: knn: {e}"));
-    for row in 0..values.len() / n.max(1) {
+    let (ds, is) = (dd.effective_strides(), id.effective_strides());
+    let (mut d_touched, mut i_touched) = (vec![false; dist.len()], vec![false; idx.len()]);
+    for (row_c, at) in indices(&kshape).iter().enumerate() {
+        let (row, c) = (row_c / kk, row_c % kk);
         let mut all: Vec<(u64, usize)> = (0..n).map(|j| (values[row * n + j], j)).collect();
         all.sort();
-        for (c, &(d, j)) in all.iter().take(kk).enumerate() {
-            assert_eq!(
-                read(&dist, out_dt, row * kk + c),
-                d,
-                "seed {seed}: row {row}"
-            );
-            assert_eq!(
-                read(&idx, DataType::I64, row * kk + c),
-                j as u64,
-                "seed {seed}: row {row}"
+        let (d, j) = all[c];
+        let (da, ia) = (offset(at, &ds), offset(at, &is));
+        assert_eq!(read(&dist, out_dt, da), d, "seed {seed}: at {at:?}");
+        assert_eq!(
+            read(&idx, DataType::I64, ia),
+            j as u64,
+            "seed {seed}: at {at:?}"
+        );
+        d_touched[da * out_dt.size()..(da + 1) * out_dt.size()].fill(true);
+        i_touched[ia * 8..(ia + 1) * 8].fill(true);
+    }
+    for (bytes, touched) in [(&dist, &d_touched), (&idx, &i_touched)] {
+        for (i, t) in touched.iter().enumerate() {
+            assert!(
+                *t || bytes[i] == 0xA5,
+                "seed {seed}: byte {i} outside knn's outputs written"
             );
         }
     }

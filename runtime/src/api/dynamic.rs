@@ -256,7 +256,7 @@ pub fn knn_packed(
     if !op.is_pairwise() || !packed_lengths(rows, dtype, a, b) {
         return Ok(false);
     }
-    let (plan, shape) = validate::reduce::knn_packed(op, call, rows, dtype, k, out_dtype)?;
+    let (plan, _) = validate::reduce::knn_packed(op, call, rows, dtype, k, out_dtype)?;
     let count = rows.0.checked_mul(k);
     let oes = out_dtype.size();
     if count.and_then(|c| c.checked_mul(oes)) != Some(distances.len())
@@ -264,31 +264,36 @@ pub fn knn_packed(
     {
         return Ok(false);
     }
-    let lists = knn_lists(
+    let out = cpu::pair::KnnOut {
+        dist: distances,
+        es: oes,
+        idx: indices,
+    };
+    knn_into(
         op,
         &plan,
         &[InputBuffer::Bytes(a), InputBuffer::Bytes(b)],
         k,
+        out,
     )?;
-    let dd = TensorDesc::new(out_dtype, &shape)?;
-    let id = TensorDesc::new(crate::DataType::I64, &shape)?;
-    write_knn(&lists, k, (&dd, distances), (&id, indices));
     Ok(true)
 }
 
-/// knn's lists (see [`cpu::pair::knn`]) for a validated plan, through the op's pair kernel.
-fn knn_lists(
+/// knn for a validated plan, through the op's pair kernel, into packed outputs (see
+/// [`cpu::pair::knn`]).
+fn knn_into(
     op: &OpInfo,
     plan: &Plan,
     inputs: &[InputBuffer<'_>],
     k: usize,
-) -> Result<Vec<(u64, u64)>> {
+    out: cpu::pair::KnnOut<'_>,
+) -> Result<()> {
     let ks = op_kernels(op, plan)?;
     let pair = ks.kernels().pair.ok_or_else(|| Error::NotAReduction {
         op: op.name(),
         what: "has no pair kernel",
     })?;
-    cpu::pair::knn(plan, inputs, k, pair)
+    cpu::pair::knn(plan, inputs, k, pair, out)
 }
 
 /// Whether `a` and `b` are exactly packed `[M, K]` and `[N, K]` of `dtype`.
@@ -409,14 +414,39 @@ pub fn knn(
         };
         check_place(d, name, place)?;
     }
-    let lists = knn_lists(op, &plan, &bufs, k)?;
-    write_knn(&lists, k, (dist_desc, dist_out), (idx_desc, idx_out));
+    let oes = dist_desc.data_type().size();
+    let packed = |d: &TensorDesc| {
+        crate::dims::Dims::new(d.sizes())
+            .and_then(|s| s.packed_strides())
+            .is_some_and(|p| p == d.effective_strides())
+    };
+    if packed(dist_desc) && packed(idx_desc) {
+        // Rows straight into their place.
+        let out = cpu::pair::KnnOut {
+            dist: &mut dist_out[..plan.count * oes],
+            es: oes,
+            idx: &mut idx_out[..plan.count * 8],
+        };
+        return knn_into(op, &plan, &bufs, k, out);
+    }
+    // Strided outputs: packed rows first, then each through the strides.
+    let mut dist = crate::alloc::zeroed_vec::<u8>(plan.count * oes, "distances")?;
+    let mut idx = crate::alloc::zeroed_vec::<u8>(plan.count * 8, "indices")?;
+    let out = cpu::pair::KnnOut {
+        dist: &mut dist,
+        es: oes,
+        idx: &mut idx,
+    };
+    knn_into(op, &plan, &bufs, k, out)?;
+    write_knn(&dist, &idx, k, (dist_desc, dist_out), (idx_desc, idx_out));
     Ok(())
 }
 
-/// Writes knn's lists (`k` pairs per row of `a`, in row order) through the outputs' strides.
-pub(crate) fn write_knn(
-    lists: &[(u64, u64)],
+/// Writes knn's packed rows (`k` distances of the output type and `k` `i64` indices per row of
+/// `a`, in row order) through the outputs' strides.
+fn write_knn(
+    dist_rows: &[u8],
+    idx_rows: &[u8],
     k: usize,
     (dd, dist): (&TensorDesc, &mut [u8]),
     (id, idx): (&TensorDesc, &mut [u8]),
@@ -427,7 +457,10 @@ pub(crate) fn write_knn(
     let (ds, is) = (dd.effective_strides(), id.effective_strides());
     let rank = dd.rank();
     let oes = dd.data_type().size();
-    for (row, list) in lists.chunks_exact(k).enumerate() {
+    let rows = dist_rows
+        .chunks_exact(k * oes)
+        .zip(idx_rows.chunks_exact(k * 8));
+    for (row, (dr, ir)) in rows.enumerate() {
         // The offset of element [row..., 0]: `row` runs over every dimension but the last.
         let (mut d_at, mut i_at, mut rem) = (0, 0, row);
         for d in (0..rank - 1).rev() {
@@ -436,9 +469,13 @@ pub(crate) fn write_knn(
             i_at += (rem % n) * is[d];
             rem /= n;
         }
-        for (j, &(dist_v, index)) in list.iter().enumerate() {
-            crate::element::write_elem(dist, d_at + j * ds[rank - 1], oes, dist_v);
-            crate::element::write_elem(idx, i_at + j * is[rank - 1], 8, index);
+        for (j, (dv, iv)) in dr.chunks_exact(oes).zip(ir.chunks_exact(8)).enumerate() {
+            let (d0, i0) = (
+                (d_at + j * ds[rank - 1]) * oes,
+                (i_at + j * is[rank - 1]) * 8,
+            );
+            dist[d0..d0 + oes].copy_from_slice(dv);
+            idx[i0..i0 + 8].copy_from_slice(iv);
         }
     }
 }

@@ -421,19 +421,16 @@ pub fn knn_new<T: Element, D: Element>(
             what: "has no pair kernel",
         });
     };
-    let lists = cpu::pair::knn(&plan, &srcs, k, pair)?;
     let mut dist = crate::alloc::zeroed_vec::<D>(plan.count, "distances")?;
     let mut idx = crate::alloc::zeroed_vec::<i64>(plan.count, "indices")?;
-    let dd = TensorDesc::from_parts(D::DATA_TYPE, plan.out_shape, None);
-    let id = TensorDesc::from_parts(crate::DataType::I64, plan.out_shape, None);
     D::with_bytes_mut(&mut dist, |db| {
-        super::dynamic::write_knn(
-            &lists,
-            k,
-            (&dd, db),
-            (&id, bytemuck::cast_slice_mut(&mut idx)),
-        )
-    });
+        let out = cpu::pair::KnnOut {
+            dist: db,
+            es: D::DATA_TYPE.size(),
+            idx: bytemuck::cast_slice_mut(&mut idx),
+        };
+        cpu::pair::knn(&plan, &srcs, k, pair, out)
+    })?;
     Ok((
         Tensor::from_checked(dist, plan.out_shape),
         Tensor::from_checked(idx, plan.out_shape),

@@ -599,21 +599,65 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
     }
 }
 
-/// The `k` nearest rows of `b` for every row of `a`: per batch index and row, `k` `(value, index)`
-/// pairs in the plan's order (ascending counts, or descending ones when it flips), ties by the
-/// lower index; values are the op's results, in the low bits of the output type. Rows follow each
-/// other, `k` pairs apart (`k` is at most the rows of `b`: validation sees to it).
+/// Where knn writes: packed `[..., M, k]` distances of `es` bytes (the op's results, in the low
+/// bytes) and `i64` row indices, rows after each other in batch order.
+pub(crate) struct KnnOut<'o> {
+    pub(crate) dist: &'o mut [u8],
+    pub(crate) es: usize,
+    pub(crate) idx: &'o mut [u8],
+}
+
+impl<'o> KnnOut<'o> {
+    /// The outputs of `rows` rows of `k` from row `r0` on.
+    fn rows(&mut self, r0: usize, rows: usize, k: usize) -> KnnOut<'_> {
+        let (d, i) = (r0 * k * self.es, r0 * k * 8);
+        KnnOut {
+            dist: &mut self.dist[d..d + rows * k * self.es],
+            es: self.es,
+            idx: &mut self.idx[i..i + rows * k * 8],
+        }
+    }
+
+    /// Cuts the outputs into parts of `rows` rows of `k` (the last may hold fewer).
+    fn split(self, rows: usize, k: usize) -> Vec<KnnOut<'o>> {
+        let es = self.es;
+        self.dist
+            .chunks_mut(rows * k * es)
+            .zip(self.idx.chunks_mut(rows * k * 8))
+            .map(|(dist, idx)| KnnOut { dist, es, idx })
+            .collect()
+    }
+
+    /// Row `r`'s list, its keys turned back into the op's values.
+    #[inline]
+    fn put(&mut self, plan: &Plan, r: usize, list: &[(u64, u64)]) {
+        let k = list.len();
+        let convert = plan.flip || plan.epilogue.is_some();
+        let dist = &mut self.dist[r * k * self.es..(r + 1) * k * self.es];
+        let idx = &mut self.idx[r * k * 8..(r + 1) * k * 8];
+        for (j, (&(key, index), i)) in list.iter().zip(idx.chunks_exact_mut(8)).enumerate() {
+            let v = if convert { plan.knn_value(key) } else { key };
+            write_elem(dist, j, self.es, v);
+            i.copy_from_slice(&index.to_le_bytes());
+        }
+    }
+}
+
+/// The `k` nearest rows of `b` for every row of `a`, into `out`: per batch index and row, `k`
+/// distances in the plan's order (ascending counts, or descending ones when it flips), ties by
+/// the lower index, and their indices (`k` is at most the rows of `b`: validation sees to it).
+/// Each task writes its rows into their place, so no list of every row's pairs is held.
 pub(crate) fn knn(
     plan: &Plan,
     inputs: &[InputBuffer<'_>],
     k: usize,
     pair: PairRef<'_>,
-) -> Result<Vec<(u64, u64)>> {
+    mut out: KnnOut<'_>,
+) -> Result<()> {
     let copies = super::zeroed_padding(plan, inputs);
     let zeroed = copies.as_ref().map(|c| super::with_copies(inputs, c));
     let inputs = zeroed.as_deref().unwrap_or(inputs);
     let s = shape(plan);
-    let mut results = Vec::new();
     let work = (s.m * s.n).saturating_mul(s.k.max(1)).saturating_mul(s.es);
     // The pool is asked for its size only when the work is large: a small call notices the lock.
     let threads = if work >= KNN_PARALLEL_BYTES {
@@ -629,13 +673,13 @@ pub(crate) fn knn(
     let many_rows = s.m >= 2 * threads * MB;
     let row_split = many_rows || (!split_b && s.m >= threads);
     let parallel = threads > 1 && (row_split || split_b);
+    let mut at = 0;
     for bt in batches(plan, &s, inputs, pair.1, MB)? {
-        let at = results.len();
-        results.resize(at + s.m * k, (0, 0));
         if k == 0 || s.m == 0 {
             continue;
         }
-        let rows_out = &mut results[at..];
+        let mut rows_out = out.rows(at, s.m, k);
+        at += s.m;
         if !parallel || row_split {
             // Each task takes some rows of `a` against all of `b`, into their place: blocks of
             // rows when there are many (at least eight tasks a thread, taken as the threads free
@@ -646,12 +690,14 @@ pub(crate) fn knn(
                 (true, true) => MB * (s.m.div_ceil(MB) / (8 * threads)).max(1),
                 (true, false) => s.m.div_ceil(threads),
             };
-            let parts: Vec<&mut [(u64, u64)]> = rows_out.chunks_mut(rows_per * k).collect();
-            let one = |t: usize, part: &mut [(u64, u64)]| {
+            let one = |t: usize, mut part: KnnOut<'_>| {
                 let i0 = t * rows_per;
                 let i1 = (i0 + rows_per).min(s.m);
-                select(plan, &s, &bt, (i0, i1), (0, s.n), k, pair, part);
+                select(plan, &s, &bt, (i0, i1), (0, s.n), k, pair, |r, list| {
+                    part.put(plan, r, list)
+                });
             };
+            let parts = rows_out.split(rows_per, k);
             if parallel {
                 crate::pool::each(parts, one);
             } else {
@@ -671,28 +717,25 @@ pub(crate) fn knn(
                 .collect();
             let parts: Vec<Vec<(u64, u64)>> = crate::pool::map(ranges.len(), |t| {
                 let (j0, j1) = ranges[t];
-                let mut part = vec![(0, 0); s.m * k.min(j1 - j0)];
-                select(plan, &s, &bt, (0, s.m), (j0, j1), k, pair, &mut part);
+                let per = k.min(j1 - j0);
+                let mut part = vec![(0, 0); s.m * per];
+                select(plan, &s, &bt, (0, s.m), (j0, j1), k, pair, |r, list| {
+                    part[r * per..(r + 1) * per].copy_from_slice(list)
+                });
                 part
             });
             let mut merged = Vec::with_capacity(k);
-            for (r, row) in rows_out.chunks_exact_mut(k).enumerate() {
+            for r in 0..s.m {
                 let lists = ranges.iter().zip(&parts).map(|(&(j0, j1), part)| {
                     let per = k.min(j1 - j0);
                     &part[r * per..(r + 1) * per]
                 });
                 merge_sorted(lists, k, &mut merged);
-                row.copy_from_slice(&merged);
+                rows_out.put(plan, r, &merged);
             }
         }
     }
-    // Keys back to the op's values.
-    if plan.flip || plan.epilogue.is_some() {
-        for e in &mut results {
-            e.0 = plan.knn_value(e.0);
-        }
-    }
-    Ok(results)
+    Ok(())
 }
 
 /// The `k` smallest of `lists`, each sorted ascending, in one sorted list (`k` of them, which the
@@ -732,7 +775,7 @@ thread_local! {
 }
 
 /// Rows `i0..i1` of `a` against rows `j0..j1` of `b`: each row's `k` (or `j1 - j0`, if fewer)
-/// smallest `(key, index)` into `out`, row after row.
+/// smallest `(key, index)` to `emit`, with the row's index from `i0`, row after row.
 #[allow(clippy::too_many_arguments)]
 fn select(
     plan: &Plan,
@@ -742,7 +785,7 @@ fn select(
     (j0, j1): (usize, usize),
     k: usize,
     pair: PairRef<'_>,
-    out: &mut [(u64, u64)],
+    emit: impl FnMut(usize, &[(u64, u64)]),
 ) {
     // The largest distance a sum of bit counts can reach: the bits of a code.
     let max_distance = (s.k * s.es * 8) as u64;
@@ -777,5 +820,5 @@ fn select(
         }
     }
     TILE.set(tile);
-    sel.write_sorted(out, k.min(j1 - j0));
+    sel.write_sorted(k.min(j1 - j0), emit);
 }

@@ -50,19 +50,23 @@ impl Selections {
         }
     }
 
-    /// Each row's `per_row` best, ascending, ties by the lower index, into `out` (`rows x
-    /// per_row`): `per_row` is `k`, or fewer where a row saw fewer candidates, all of which it
-    /// keeps.
-    pub(crate) fn write_sorted(self, out: &mut [(u64, u64)], per_row: usize) {
+    /// Each row's `per_row` best, ascending, ties by the lower index, to `emit` with the row's
+    /// index, row after row: `per_row` is `k`, or fewer where a row saw fewer candidates, all of
+    /// which it keeps.
+    pub(crate) fn write_sorted(self, per_row: usize, mut emit: impl FnMut(usize, &[(u64, u64)])) {
         if per_row == 0 {
             return;
         }
         match self.0 {
-            Kind::One(best) => out.copy_from_slice(&best[..out.len()]),
-            Kind::Counts(c) => c.write_sorted(out, per_row),
+            Kind::One(best) => {
+                for (r, b) in best.iter().enumerate() {
+                    emit(r, std::slice::from_ref(b));
+                }
+            }
+            Kind::Counts(c) => c.write_sorted(per_row, emit),
             Kind::Heap(h) => {
-                for (heap, o) in h.into_iter().zip(out.chunks_exact_mut(per_row)) {
-                    o.copy_from_slice(&heap.heap.into_sorted_vec()[..per_row]);
+                for (r, heap) in h.into_iter().enumerate() {
+                    emit(r, &heap.heap.into_sorted_vec()[..per_row]);
                 }
             }
         }
@@ -188,17 +192,14 @@ impl Counts {
         });
     }
 
-    fn write_sorted(self, out: &mut [(u64, u64)], per_row: usize) {
+    fn write_sorted(self, per_row: usize, mut emit: impl FnMut(usize, &[(u64, u64)])) {
         let mut at = Vec::with_capacity(self.width);
-        for (r, (st, o)) in self
-            .rows
-            .iter()
-            .zip(out.chunks_exact_mut(per_row))
-            .enumerate()
-        {
+        let mut row = vec![(0, 0); per_row];
+        for (r, st) in self.rows.iter().enumerate() {
             let counts = &self.counts[r * self.width..(r + 1) * self.width];
             let list = &self.list[r * self.cap..r * self.cap + st.len];
-            sorted(st, counts, list, &mut at, o);
+            sorted(st, counts, list, &mut at, &mut row);
+            emit(r, &row);
         }
     }
 }

@@ -129,7 +129,10 @@ multiversion! {
     /// of sixteen that passed it compared one by one against the limit as it stands.
     #[inline]
     pub(crate) fn scan_below[F: FnMut(usize, u64) -> u64][F](v: &[u64], limit: u64, f: F) {
-        scan_below_body(v, limit, f)
+        baseline => scan_below_body(v, limit, f),
+        avx2 => scan_below_body(v, limit, f),
+        // The mask of each sixteen, and only its candidates visited.
+        avx512 => wide::Avx512(()).scan_below(v, limit, f),
     }
 }
 
@@ -328,6 +331,72 @@ pub(crate) fn gt_bytes64(x: &[u8], t: &[u8], signed: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use crate::element::IntWord;
+
+    /// Every version of `scan_below` this CPU runs offers `f` the same values in the same order as
+    /// a plain loop that compares each value against the limit as it stands, for limits that `f`
+    /// lowers (as knn's selection does), keeps, or never reaches, over lengths around the groups
+    /// of sixteen.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn scan_below_matches_a_plain_loop() {
+        type Scan = fn(&[u64], u64, &mut dyn FnMut(usize, u64) -> u64);
+        fn plain(v: &[u64], mut limit: u64, f: &mut dyn FnMut(usize, u64) -> u64) {
+            for (i, &d) in v.iter().enumerate() {
+                if d < limit {
+                    limit = f(i, d);
+                }
+            }
+        }
+        let mut versions: Vec<(&str, Scan)> =
+            vec![("baseline", |v, l, f| super::scan_below::baseline(v, l, f))];
+        if crate::cpu::isa::isa() != crate::cpu::isa::Isa::Baseline {
+            // SAFETY: `isa` detected AVX2 and POPCNT.
+            versions.push(("avx2", |v, l, f| unsafe {
+                super::scan_below::avx2(v, l, f)
+            }));
+        }
+        if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512 {
+            // SAFETY: `isa` detected every feature `scan_below::avx512` is compiled for.
+            versions.push(("avx512", |v, l, f| unsafe {
+                super::scan_below::avx512(v, l, f)
+            }));
+        }
+        versions.push(("dispatched", |v, l, f| super::scan_below(v, l, f)));
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for n in [0, 1, 15, 16, 17, 31, 32, 33, 100, 1000] {
+            let v: Vec<u64> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x % 40
+                })
+                .collect();
+            // The limit falls to each value taken (a best-so-far), stays, or falls by one.
+            let rules: [fn(u64, u64) -> u64; 3] = [|_, d| d, |l, _| l, |l, _| l.saturating_sub(1)];
+            for (r, rule) in rules.iter().enumerate() {
+                for start in [0, 1, 20, 41, u64::MAX] {
+                    let run = |scan: Scan| {
+                        let (mut seen, mut limit) = (Vec::new(), start);
+                        scan(&v, start, &mut |i, d| {
+                            seen.push((i, d));
+                            limit = rule(limit, d);
+                            limit
+                        });
+                        seen
+                    };
+                    let want = run(plain);
+                    for (name, scan) in &versions {
+                        assert_eq!(
+                            run(*scan),
+                            want,
+                            "{name}, {n} values, rule {r}, from {start}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     /// Each version of the hot loop this CPU runs gives the baseline's result, for shifts and
     /// counts (where the instruction sets differ most) at every width and tail length.

@@ -775,6 +775,49 @@ impl Block for Avx2 {
     }
 }
 
+impl Avx512 {
+    /// [`scan_below`](super::simd::scan_below) with a mask: two compares give the bits of the
+    /// sixteen values below the limit, and only those values are compared again (against the
+    /// limit as it stands, which `f` may have lowered) and offered to `f`. A group with a few
+    /// candidates costs a branch per candidate on the mask's bits, not sixteen compares with a
+    /// branch each that the CPU cannot predict while a row's `k`-th distance is still falling.
+    #[inline(always)]
+    pub(super) fn scan_below<F: FnMut(usize, u64) -> u64>(
+        self,
+        v: &[u64],
+        mut limit: u64,
+        mut f: F,
+    ) {
+        const C: usize = 16;
+        let mut chunks = v.chunks_exact(C);
+        for (c, chunk) in chunks.by_ref().enumerate() {
+            // SAFETY: AVX-512F is present (see `Avx512`); the two loads read words 0-7 and 8-15
+            // of `chunk`, which holds sixteen.
+            let mut mask = unsafe {
+                let l = _mm512_set1_epi64(limit as i64);
+                let lo = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(chunk.as_ptr().cast()), l);
+                let hi =
+                    _mm512_cmplt_epu64_mask(_mm512_loadu_si512(chunk.as_ptr().add(8).cast()), l);
+                u32::from(lo) | (u32::from(hi) << 8)
+            };
+            while mask != 0 {
+                let l = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                let d = chunk[l];
+                if d < limit {
+                    limit = f(c * C + l, d);
+                }
+            }
+        }
+        let base = v.len() - chunks.remainder().len();
+        for (l, &d) in chunks.remainder().iter().enumerate() {
+            if d < limit {
+                limit = f(base + l, d);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// Each instruction set's register blocks of the wide pair tile give the scalar blocks'
