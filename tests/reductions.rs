@@ -326,8 +326,8 @@ fn large_calls_take_every_path() {
     }
     // Pairwise and knn: many rows of `a`, and few (knn then splits `b` over the threads from
     // 4 MiB of work).
-    // Few rows take `b` as it lies, word by word, with `b` split over the threads; 37 bytes leave
-    // elements past the last whole word.
+    // Few rows take `b` as it lies, word by word, with `b` split over the threads where they do
+    // not share evenly among them; 37 bytes leave elements past the last whole word.
     for (m, n, k) in [
         (64usize, 1500usize, 32usize),
         (3, 12000, 32),
@@ -335,6 +335,7 @@ fn large_calls_take_every_path() {
         (1, 40000, 32),
         (5, 9001, 37),
         (2, 70000, 32), // few rows, over 4 MiB of work: knn splits `b`
+        (10, 2000, 64), // a handful of rows that share evenly: split by rows
     ] {
         let a = tensor(&mut rng, DataType::U8, &[m, k], false);
         let b = tensor(&mut rng, DataType::U8, &[n, k], false);
