@@ -256,7 +256,7 @@ pub fn knn_packed(
     if !op.is_pairwise() || !packed_lengths(rows, dtype, a, b) {
         return Ok(false);
     }
-    let (plan, _) = validate::reduce::knn_packed(op, call, rows, dtype, k, out_dtype)?;
+    let plan = validate::reduce::knn_packed(op, call, rows, dtype, k, out_dtype)?;
     let count = rows.0.checked_mul(k);
     let oes = out_dtype.size();
     if count.and_then(|c| c.checked_mul(oes)) != Some(distances.len())

@@ -575,11 +575,11 @@ pub(crate) fn knn_packed(
     dtype: DataType,
     k: usize,
     out_dtype: DataType,
-) -> Result<(Plan, Dims)> {
+) -> Result<Plan> {
     check_knn_op(op)?;
     let mut plan = pairwise_packed(op, call, rows, dtype, out_dtype)?;
-    let shape = knn_shape(op, call, &mut plan, k)?;
-    Ok((plan, shape))
+    knn_shape(op, call, &mut plan, k)?;
+    Ok(plan)
 }
 
 /// The batch shape, M, N and K of a pairwise call, with the errors of its shapes.
