@@ -415,12 +415,7 @@ pub fn knn(
         check_place(d, name, place)?;
     }
     let oes = dist_desc.data_type().size();
-    let packed = |d: &TensorDesc| {
-        crate::dims::Dims::new(d.sizes())
-            .and_then(|s| s.packed_strides())
-            .is_some_and(|p| p == d.effective_strides())
-    };
-    if packed(dist_desc) && packed(idx_desc) {
+    if dist_desc.is_packed() && idx_desc.is_packed() {
         // Rows straight into their place.
         let out = cpu::pair::KnnOut {
             dist: &mut dist_out[..plan.count * oes],

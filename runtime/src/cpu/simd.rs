@@ -138,28 +138,39 @@ multiversion! {
 
 #[inline(always)]
 fn scan_below_body<F: FnMut(usize, u64) -> u64>(v: &[u64], mut limit: u64, mut f: F) {
-    // Sixteen compares ORed into one test (two vector compares and a mask test with AVX-512):
-    // once a row's selection is full, few values pass, and the scan should cost no more than the
-    // loads (100 rows of 1,000 eight-byte codes, k = 1: the compares and shifts of a mask built
-    // per value took three times the distances' own time).
+    // Sixteen compares ORed into one test: once a row's selection is full, few values pass, and
+    // the scan should cost no more than the loads (100 rows of 1,000 eight-byte codes, k = 1: the
+    // compares and shifts of a mask built per value took three times the distances' own time).
     const C: usize = 16;
     let mut chunks = v.chunks_exact(C);
     for (c, chunk) in chunks.by_ref().enumerate() {
-        if !chunk.iter().fold(false, |any, &d| any | (d < limit)) {
-            continue;
-        }
-        for (l, &d) in chunk.iter().enumerate() {
-            if d < limit {
-                limit = f(c * C + l, d);
-            }
+        if chunk.iter().fold(false, |any, &d| any | (d < limit)) {
+            limit = scan_each(chunk, c * C, limit, &mut f);
         }
     }
-    let base = v.len() - chunks.remainder().len();
-    for (l, &d) in chunks.remainder().iter().enumerate() {
+    scan_each(
+        chunks.remainder(),
+        v.len() - chunks.remainder().len(),
+        limit,
+        &mut f,
+    );
+}
+
+/// `f(base + i, v[i])` for each `v[i]` below the limit as it stands (starting at `limit`, then
+/// what `f` last returned), one by one; returns the limit it ends with.
+#[inline(always)]
+pub(super) fn scan_each<F: FnMut(usize, u64) -> u64>(
+    v: &[u64],
+    base: usize,
+    mut limit: u64,
+    f: &mut F,
+) -> u64 {
+    for (l, &d) in v.iter().enumerate() {
         if d < limit {
             limit = f(base + l, d);
         }
     }
+    limit
 }
 
 multiversion! {

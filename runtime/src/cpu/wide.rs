@@ -809,12 +809,8 @@ impl Avx512 {
                 }
             }
         }
-        let base = v.len() - chunks.remainder().len();
-        for (l, &d) in chunks.remainder().iter().enumerate() {
-            if d < limit {
-                limit = f(base + l, d);
-            }
-        }
+        let rest = chunks.remainder();
+        super::simd::scan_each(rest, v.len() - rest.len(), limit, &mut f);
     }
 }
 

@@ -102,6 +102,11 @@ impl TensorDesc {
         self.strides.as_deref()
     }
 
+    /// Whether the elements lie packed in C order (no strides, or the packed ones spelled out).
+    pub(crate) fn is_packed(&self) -> bool {
+        self.strides.is_none() || self.strides == self.sizes.packed_strides()
+    }
+
     /// Strides in elements: the explicit ones, or packed C-order ones.
     pub fn effective_strides(&self) -> Dims {
         self.strides
