@@ -155,3 +155,20 @@ pub(crate) fn fold<W: Word, V: Copy, const N: usize>(
         *y = cw(*y, wide(v));
     }
 }
+
+/// `f(base + i, v[i])` for each `v[i]` below the limit as it stands (starting at `limit`, then
+/// what `f` last returned), one by one; returns the limit it ends with.
+#[inline(always)]
+pub(crate) fn scan_each<F: FnMut(usize, u64) -> u64>(
+    v: &[u64],
+    base: usize,
+    mut limit: u64,
+    f: &mut F,
+) -> u64 {
+    for (l, &d) in v.iter().enumerate() {
+        if d < limit {
+            limit = f(base + l, d);
+        }
+    }
+    limit
+}

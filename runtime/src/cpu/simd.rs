@@ -145,32 +145,15 @@ fn scan_below_body<F: FnMut(usize, u64) -> u64>(v: &[u64], mut limit: u64, mut f
     let mut chunks = v.chunks_exact(C);
     for (c, chunk) in chunks.by_ref().enumerate() {
         if chunk.iter().fold(false, |any, &d| any | (d < limit)) {
-            limit = scan_each(chunk, c * C, limit, &mut f);
+            limit = kernel::scan_each(chunk, c * C, limit, &mut f);
         }
     }
-    scan_each(
+    kernel::scan_each(
         chunks.remainder(),
         v.len() - chunks.remainder().len(),
         limit,
         &mut f,
     );
-}
-
-/// `f(base + i, v[i])` for each `v[i]` below the limit as it stands (starting at `limit`, then
-/// what `f` last returned), one by one; returns the limit it ends with.
-#[inline(always)]
-pub(super) fn scan_each<F: FnMut(usize, u64) -> u64>(
-    v: &[u64],
-    base: usize,
-    mut limit: u64,
-    f: &mut F,
-) -> u64 {
-    for (l, &d) in v.iter().enumerate() {
-        if d < limit {
-            limit = f(base + l, d);
-        }
-    }
-    limit
 }
 
 multiversion! {

@@ -810,7 +810,7 @@ impl Avx512 {
             }
         }
         let rest = chunks.remainder();
-        super::simd::scan_each(rest, v.len() - rest.len(), limit, &mut f);
+        super::kernel::scan_each(rest, v.len() - rest.len(), limit, &mut f);
     }
 }
 
