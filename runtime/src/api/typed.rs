@@ -201,19 +201,33 @@ pub fn run_new<T: Element, O: Element, const N: usize>(
         let checked = validate::check_same_shape(op, call, N, T::DATA_TYPE, O::DATA_TYPE, shape)?;
         if let Some((count, broadcast)) = checked {
             let data: [&[T]; N] = slices(|k| inputs[k].data());
-            let out = if count.saturating_mul(size_of::<O>()) < PARALLEL_BYTES {
+            if count.saturating_mul(size_of::<O>()) < PARALLEL_BYTES {
                 // Written once, straight into the new vector.
                 let lanes: [&[T::Word]; N] = slices(|k| T::as_words(data[k]));
-                O::from_words(simd::compute_new(&lanes, count, &f))
-            } else {
-                let mut out = crate::alloc::zeroed_vec(count, "OutputTensor")?;
-                run_large(broadcast, *shape, data, &mut out, &f);
-                out
-            };
-            return Ok(Tensor::from_checked(out, *shape));
+                let out = O::from_words(simd::compute_new(&lanes, count, &f));
+                return Ok(Tensor::from_checked(out, *shape));
+            }
+            return run_new_large(broadcast, shape, data, count, &f);
         }
     }
     run_new_general(op, call, inputs, &f)
+}
+
+/// [`run_new`] for a large call on packed tensors of one shape, out of line: what the generated
+/// methods inline for a small call is then the checks, the hot loop and the new tensor, without
+/// the zeroed allocation and its error path (64 `u32`s XORed into a new tensor, criterion:
+/// 20.1-24.1 ns before, 19.0-19.5 ns after).
+#[inline(never)]
+fn run_new_large<T: Element, O: Element, const N: usize>(
+    broadcast: Broadcast,
+    shape: &Dims,
+    data: [&[T]; N],
+    count: usize,
+    f: &(impl Fn([T::Word; N]) -> O::Word + Sync),
+) -> Result<Tensor<O>> {
+    let mut out = crate::alloc::zeroed_vec(count, "OutputTensor")?;
+    run_large(broadcast, *shape, data, &mut out, f);
+    Ok(Tensor::from_checked(out, *shape))
 }
 
 /// [`run_new`] for any views: the full validator and the walk over the plan. Cold, as
