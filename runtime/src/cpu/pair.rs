@@ -551,8 +551,9 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
     // ranges of `b` write neighbouring columns of every output row, whose shared cache lines
     // made ten queries against 1,000 codes of 64 bytes take 5.6-15 us on two threads and 4.3 us
     // by rows.
+    let few_rows = s.m < 8 * threads;
     let even_rows = s.m >= threads && 8 * (s.m.div_ceil(threads) * threads - s.m) <= s.m;
-    if parallel && so_n == 1 && so_m == s.n && s.m < 8 * threads && !even_rows {
+    if parallel && so_n == 1 && so_m == s.n && few_rows && !even_rows {
         // Few rows of `a` (a handful of queries): ranges of `b` in parallel, each task writing
         // its columns of every output row, a row at a time.
         let tasks = (2 * threads).min(s.n.div_ceil(NB)).max(1);
@@ -592,7 +593,7 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
     } else if parallel && so_n == 1 && so_m == s.n {
         // Packed rows: blocks of output rows are disjoint slices, a few per thread (one share
         // each for a handful of rows).
-        let rows_per = match s.m < 8 * threads {
+        let rows_per = match few_rows {
             true => s.m.div_ceil(threads),
             false => s.m.div_ceil(4 * threads).next_multiple_of(MB),
         };
