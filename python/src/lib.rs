@@ -7,6 +7,7 @@
 
 mod array;
 mod binary;
+mod front;
 mod plain;
 
 use std::sync::Mutex;
@@ -107,7 +108,7 @@ fn lookup(name: &str) -> PyResult<&'static OpInfo> {
 /// The index in `tensorbits.ops()` of the op any of whose names is `name`, resolved once by the
 /// Python layer so that calls skip the lookup by name.
 #[pyfunction]
-fn op_index(name: &str) -> PyResult<usize> {
+pub(crate) fn op_index(name: &str) -> PyResult<usize> {
     let op = lookup(name)?;
     tensorbits::ops::ALL
         .iter()
@@ -609,6 +610,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plain::run_plain, m)?)?;
     m.add_function(wrap_pyfunction!(plain::pair_plain, m)?)?;
     m.add_function(wrap_pyfunction!(plain::knn_plain, m)?)?;
+    m.add_function(wrap_pyfunction!(front::hamming_cdist, m)?)?;
+    m.add_function(wrap_pyfunction!(front::binary_dot, m)?)?;
+    m.add_function(wrap_pyfunction!(front::with_doc, m)?)?;
     m.add_function(wrap_pyfunction!(op_index, m)?)?;
     m.add_function(wrap_pyfunction!(binary::binarize, m)?)?;
     m.add_function(wrap_pyfunction!(binary::rescore, m)?)?;

@@ -382,14 +382,25 @@ def _named(f, name, doc):
     return f
 
 
+# The op each public function runs, by the function's name (a test checks that every op has one).
+_RUNS = {}
+
+
 def _runs(op):
-    """Marks a function with the op it runs (a test checks that every op has one)."""
+    """Records the op a function runs."""
 
     def mark(f):
-        f.__tensorbits_op__ = op
+        _RUNS[f.__name__] = op
         return f
 
     return mark
+
+
+def _front(native, op, doc):
+    """A builtin front of ``_native`` (``hamming_cdist``, ``binary_dot``) with its docstring: the
+    plain call with default keywords runs in Rust with no Python frame, and anything else goes on
+    to ``_pairwise``."""
+    return _runs(op)(_native.with_doc(native, _doc(doc), __name__))
 
 
 def _binary(name, op, summary, example):
@@ -714,28 +725,15 @@ _CODES = """a : array_like
         Codes ``[..., N, K]`` of the same dtype; leading dimensions broadcast."""
 
 
-_HAMMING = _op_index("hamming_cdist")
 _pair_plain = _native.pair_plain
 _knn_plain = _native.knn_plain
 
 
-@_runs("hamming_cdist")
-def hamming_cdist(a, b, /, *, out=None, dtype=None, device="auto", level=None, bits=None,
-                  bitorder="big"):
-    # The defaults on plain matrices: one call into Rust before anything else (a call on a
-    # thousand short codes takes a few hundred nanoseconds, which each Python frame adds to).
-    if dtype is None and bits is None and level is None and device == "auto" and bitorder == "big":
-        try:
-            result = _pair_plain(_HAMMING, a, b, out, None)
-        except _ERRORS as e:
-            raise _renamed(e, _HAMMING, ("a", "b"), out)
-        if result is not None:
-            return result
-    return _pairwise(_HAMMING, "hamming_cdist", a, b, out, dtype, device, level, bits, bitorder)
-
-
 def _pairwise(index, name, a, b, out, dtype, device, level, bits, bitorder):
-    # The defaults skip the checks of bits and bitorder: small calls in a loop notice each call.
+    # The general path of the builtin fronts (`_native.hamming_cdist`, `_native.binary_dot`), which
+    # call it with every keyword (the defaults where left out) when their plain call does not
+    # apply or fails; the plain call is tried again here, so that its errors name the arguments.
+    # The defaults skip the checks of bits and bitorder.
     if bits is not None:
         bits = _bits(bits)
     if bitorder != "big":
@@ -754,7 +752,7 @@ def _pairwise(index, name, a, b, out, dtype, device, level, bits, bitorder):
                  bits=bits, bitorder=bitorder)
 
 
-_named(hamming_cdist, "hamming_cdist", f"""All-pairs Hamming distances between the rows of ``a`` and the rows of ``b``.
+hamming_cdist = _front(_native.hamming_cdist, "hamming_cdist", f"""All-pairs Hamming distances between the rows of ``a`` and the rows of ``b``.
 
     The distance of rows ``i`` and ``j`` is the number of bits that differ, as
     ``scipy.spatial.distance.cdist(..., "hamming")`` times the bit count, or FAISS's
@@ -765,7 +763,7 @@ _named(hamming_cdist, "hamming_cdist", f"""All-pairs Hamming distances between t
     {_CODES}
     out : ndarray or tensor, optional
         Where to write the result, ``[..., M, N]`` of its dtype and any strides. It is returned.
-    dtype : {{"uint8", "uint16", "uint32", "uint64"}}, optional
+    dtype : {{"uint16", "uint32", "uint64"}}, optional
         The result's dtype (default uint32); a distance that could pass it raises ``ValueError``.
     <device>
     <level>
@@ -793,24 +791,7 @@ _named(hamming_cdist, "hamming_cdist", f"""All-pairs Hamming distances between t
     """)
 
 
-_BINARY_DOT = _op_index("binary_dot")
-
-
-@_runs("binary_dot")
-def binary_dot(a, b, /, *, bits=None, bitorder="big", dtype=None, out=None, device="auto",
-               level=None):
-    # As `hamming_cdist`: the defaults on plain matrices, one call into Rust.
-    if dtype is None and bits is None and level is None and device == "auto" and bitorder == "big":
-        try:
-            result = _pair_plain(_BINARY_DOT, a, b, out, None)
-        except _ERRORS as e:
-            raise _renamed(e, _BINARY_DOT, ("a", "b"), out)
-        if result is not None:
-            return result
-    return _pairwise(_BINARY_DOT, "binary_dot", a, b, out, dtype, device, level, bits, bitorder)
-
-
-_named(binary_dot, "binary_dot", f"""Dot products of ±1 vectors stored as bits, between the rows of ``a`` and the rows of ``b``.
+binary_dot = _front(_native.binary_dot, "binary_dot", f"""Dot products of ±1 vectors stored as bits, between the rows of ``a`` and the rows of ``b``.
 
     Bit ``1`` stands for +1 and ``0`` for -1, so the product of two rows is the number of bits
     that agree minus the number that differ: ``bits - 2 * hamming``. The product of a binary
@@ -904,7 +885,7 @@ _named(knn, "knn", f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamm
         Return the largest values first (``True``) or the smallest (``False``); default: the
         op's own order.
     <bits>
-    dtype : {{"uint8", "uint16", "uint32", "uint64", "int16", "int32", "int64"}}, optional
+    dtype : {{"uint16", "uint32", "uint64", "int16", "int32", "int64"}}, optional
         The values' dtype, one of the op's (default uint32 for distances, int32 for dot
         products); a value that could pass it raises ``ValueError``.
     <device>

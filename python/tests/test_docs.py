@@ -11,8 +11,7 @@ import pytest
 
 import tensorbits as tb
 
-FUNCTIONS = [getattr(tb, n) for n in tb.__all__ if inspect.isfunction(getattr(tb, n))]
-OPS = [f for f in FUNCTIONS if hasattr(f, "__tensorbits_op__")] + [tb.knn, tb.binarize, tb.rescore]
+OPS = [getattr(tb, n) for n in tb.__all__ if n in tb._RUNS] + [tb.knn, tb.binarize, tb.rescore]
 
 
 def test_docstring_examples_run():

@@ -108,9 +108,9 @@ def test_every_standard_op_has_a_python_function():
     from tensorbits import _native
 
     covered = {
-        _native.op_index(getattr(tb, n).__tensorbits_op__)
+        _native.op_index(tb._RUNS[n])
         for n in tb.__all__
-        if hasattr(getattr(tb, n), "__tensorbits_op__")
+        if n in tb._RUNS
     }
     missing = [op[0] for i, op in enumerate(tb.ops()) if i not in covered]
     assert not missing, f"ops without a Python function: {missing}"
@@ -126,3 +126,61 @@ def test_bool_and_float_codes_are_told_to_pack_their_bits():
     codes = np.packbits(emb > 0, axis=-1)
     d, i = tb.knn(codes, codes, 1)
     np.testing.assert_array_equal(i[:, 0], np.arange(4))
+
+
+FRONTS = [
+    (tb.hamming_cdist,
+     "(a, b, /, *, out=None, dtype=None, device='auto', level=None, bits=None, bitorder='big')"),
+    (tb.binary_dot,
+     "(a, b, /, *, bits=None, bitorder='big', dtype=None, out=None, device='auto', level=None)"),
+]
+
+
+@pytest.mark.parametrize("f, signature", FRONTS, ids=lambda x: getattr(x, "__name__", "sig"))
+def test_the_builtin_fronts_read_as_functions(f, signature):
+    # hamming_cdist and binary_dot are builtins (no Python frame on their plain call): their
+    # signature, name, module, docstring and help are a function's.
+    import inspect
+    import pydoc
+
+    assert str(inspect.signature(f)) == signature
+    assert f.__name__ in tb.__all__ and f.__module__ == "tensorbits"
+    assert f.__doc__.lstrip().startswith(("All-pairs", "Dot products")), f.__doc__[:60]
+    assert "Examples" in f.__doc__ and "--\n" not in f.__doc__[:200]
+    text = pydoc.render_doc(f, renderer=pydoc.plaintext)
+    assert f.__name__ + signature in text and "Parameters" in text
+
+
+@pytest.mark.parametrize("f", [tb.hamming_cdist, tb.binary_dot], ids=lambda f: f.__name__)
+def test_the_builtin_fronts_pass_every_keyword_on(f):
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 256, (3, 5), dtype=np.uint8)
+    b = rng.integers(0, 256, (7, 5), dtype=np.uint8)
+    bits = np.unpackbits(a, axis=-1).astype(np.int64), np.unpackbits(b, axis=-1).astype(np.int64)
+    differ = (bits[0][:, None, :] != bits[1][None, :, :]).sum(-1)
+    want = differ if f is tb.hamming_cdist else 40 - 2 * differ
+    # The defaults spelled out, the plain call's keywords, and ones that take the general path.
+    for kw in [{}, {"out": None, "dtype": None, "device": "auto", "level": None, "bits": None,
+                    "bitorder": "big"},
+               {"device": "cpu"}, {"bits": 40}, {"dtype": "int64" if f is tb.binary_dot
+                                                 else "uint64"}]:
+        got = f(a, b, **kw)
+        np.testing.assert_array_equal(got, want, err_msg=str(kw))
+    out = np.full((3, 7), 99, np.int32 if f is tb.binary_dot else np.uint32)
+    assert f(a, b, out=out) is out
+    np.testing.assert_array_equal(out, want)
+    # Fewer bits, from either end of each row.
+    little = np.unpackbits(a, axis=-1, bitorder="little")[:, :12].astype(np.int64), \
+        np.unpackbits(b, axis=-1, bitorder="little")[:, :12].astype(np.int64)
+    differ = (little[0][:, None, :] != little[1][None, :, :]).sum(-1)
+    got = f(a, b, bits=12, bitorder="little")
+    np.testing.assert_array_equal(got, differ if f is tb.hamming_cdist else 12 - 2 * differ)
+    # Errors are the general path's, naming the arguments.
+    with pytest.raises(TypeError, match="device"):
+        f(a, b, device=None)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'outt'"):
+        f(a, b, outt=None)
+    with pytest.raises(TypeError):
+        f(a, b, None)
+    with pytest.raises(ValueError, match="does not match"):
+        f(a, b[:, :4])
