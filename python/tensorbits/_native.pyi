@@ -11,6 +11,9 @@ __all__ = [
     "run_plain",
     "pair_plain",
     "knn_plain",
+    "hamming_cdist",
+    "binary_dot",
+    "with_doc",
     "op_index",
     "binarize",
     "rescore",
@@ -55,6 +58,31 @@ def knn_plain(
     bits: int | None = None,
     bitorder: str = "big",
 ) -> tuple[NDArray[Any], NDArray[np.int64]] | None: ...
+def hamming_cdist(
+    a: Any,
+    b: Any,
+    /,
+    *,
+    out: Any = None,
+    dtype: Any = None,
+    device: Any = "auto",
+    level: Any = None,
+    bits: Any = None,
+    bitorder: Any = "big",
+) -> Any: ...
+def binary_dot(
+    a: Any,
+    b: Any,
+    /,
+    *,
+    bits: Any = None,
+    bitorder: Any = "big",
+    dtype: Any = None,
+    out: Any = None,
+    device: Any = "auto",
+    level: Any = None,
+) -> Any: ...
+def with_doc(f: Any, doc: str, module: str) -> Any: ...
 def op_index(name: str) -> int: ...
 def knn(
     op: Any,
