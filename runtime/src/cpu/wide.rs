@@ -195,10 +195,15 @@ unsafe fn emit_sized<const ES: usize, const SIXTEEN: bool>(
 /// bytes: with `SIXTEEN`, one register of sixteen `u32`s; else two of eight `u64`s
 /// ([`store16`]).
 ///
+/// Inlined only where optimized: a build without optimization inlines only what is always
+/// inlined, into one frame per dispatcher with a stack slot for every value of every variant,
+/// and [`emit_sized`]'s three stores of each variant took a test thread's 2 MiB stack past its
+/// end (the dispatchers' frames are about 1 MiB each in such a build).
+///
 /// # Safety
 /// AVX-512F and BW must be present, the codes inside `src`'s, and the `16 * ES` bytes at
 /// `base + c * ES` writable.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn emit16<const ES: usize, const SIXTEEN: bool>(base: *mut u8, src: &impl Group, c: usize) {
     // SAFETY: the caller's.
     unsafe {
