@@ -6,7 +6,7 @@ Usage:
     pip install numpy faiss-cpu usearch numkong matplotlib ./python
     python3 benches/grid.py [--runs 3] [--sizes 4,8,...] [--queries 1,10,...] [--db 1000,...]
                             [--k 1,10,100,1000] [--max-cdist 2e7] [--max-knn 1e8]
-                            [--peers tensorbits,faiss]
+                            [--peers tensorbits,faiss] [--dtype uint8]
 
 The grid: code sizes of 4 to 256 bytes (u8 codes), 1 to 10,000 queries, databases of 1,000 to
 1,000,000 codes, and k of 1 to 1,000; for `hamming_cdist` (into a preallocated uint32 array;
@@ -19,6 +19,10 @@ none uses, are limited to one. Every library uses all cores, with its threads' d
 (OpenMP's spin-then-sleep for FAISS). A cell's time is the median of --runs samples, each
 repeating the call for about 2 ms. Writes benches/results/grid.md (the
 table, the minimum and the geometric mean of the ratios per peer) and grid.png.
+
+--dtype gives tensorbits the same codes as uint16, uint32 or uint64 rows (the same bits, a code
+size a multiple of the type's), so that wider integer codes are held to the same peers, which
+take bytes.
 """
 import argparse
 import json
@@ -85,11 +89,13 @@ def data(size, q, n):
     return queries, _BASES[size, n]
 
 
-def runner(peer, op, queries, base, k):
+def runner(peer, op, queries, base, k, dtype="uint8"):
     """A function running the cell's work with `peer`, or None where the peer has no such op."""
     q, n, size = len(queries), len(base), queries.shape[1]
     if peer == "tensorbits":
         import tensorbits as tb
+
+        queries, base = queries.view(dtype), base.view(dtype)
 
         if op == "cdist":
             out = np.empty((q, n), np.uint32)
@@ -130,7 +136,7 @@ def measure(args):
             queries, base = data(size, q, n)
             last = (size, q, n)
         try:
-            fn = runner(args.peer, op, queries, base, k)
+            fn = runner(args.peer, op, queries, base, k, args.dtype)
         except ImportError:
             break
         if fn is None:
@@ -149,7 +155,8 @@ def report(args, times):
         "",
         f"`python3 benches/grid.py --runs {args.runs} --sizes {','.join(map(str, args.sizes))} "
         f"--queries {','.join(map(str, args.queries))} --db {','.join(map(str, args.db))} "
-        f"--k {','.join(map(str, args.k))} --max-cdist {args.max_cdist:g} --max-knn {args.max_knn:g}`: "
+        f"--k {','.join(map(str, args.k))} --max-cdist {args.max_cdist:g} --max-knn {args.max_knn:g}"
+        + (f" --dtype {args.dtype}" if args.dtype != "uint8" else "") + "`: "
         f"{os.cpu_count()} CPUs, medians of {args.runs} samples of at least 2 ms each (one call where a call takes longer), one process per library. Ratio: the "
         "peer's time over tensorbits' (above 1: tensorbits is faster).",
         "",
@@ -210,6 +217,8 @@ def main():
     p.add_argument("--peers", default=",".join(PEERS),
                    help="libraries to measure now; the others' last results (grid_PEER.json) are "
                         "reused")
+    p.add_argument("--dtype", default="uint8", choices=["uint8", "uint16", "uint32", "uint64"],
+                   help="the integer type of tensorbits' codes (the peers take the same bytes)")
     p.add_argument("--peer", choices=PEERS)
     p.add_argument("--json")
     args = p.parse_args()
