@@ -928,33 +928,96 @@ impl Avx512 {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(target_arch = "x86_64")]
+    use crate::element::{Lanes, WideExpr};
+    #[cfg(target_arch = "x86_64")]
+    use crate::op::{PairOut, PairTask, ReduceOp};
+
+    #[cfg(target_arch = "x86_64")]
+    struct Xor;
+    #[cfg(target_arch = "x86_64")]
+    impl WideExpr for Xor {
+        fn wide<L: Lanes>(x: [L; 2]) -> L {
+            x[0].xor(x[1])
+        }
+    }
+
+    /// Counts the padding too, which the kernels take off.
+    #[cfg(target_arch = "x86_64")]
+    struct Xnor;
+    #[cfg(target_arch = "x86_64")]
+    impl WideExpr for Xnor {
+        fn wide<L: Lanes>(x: [L; 2]) -> L {
+            x[0].xor(x[1]).not()
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    struct And;
+    #[cfg(target_arch = "x86_64")]
+    impl WideExpr for And {
+        fn wide<L: Lanes>(x: [L; 2]) -> L {
+            x[0].and(x[1])
+        }
+    }
+
+    /// Every operator.
+    #[cfg(target_arch = "x86_64")]
+    struct Mixed;
+    #[cfg(target_arch = "x86_64")]
+    impl WideExpr for Mixed {
+        fn wide<L: Lanes>(x: [L; 2]) -> L {
+            x[0].xor(x[1]).not().or(x[0].and(x[1].not()))
+        }
+    }
+
+    /// A xorshift generator from `seed`: the tests' data, the same on every run.
+    #[cfg(target_arch = "x86_64")]
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
+    /// `m` rows of `a` against `n` codes of `bytes` bytes in consecutive rows of `b`, as the
+    /// streams take them.
+    #[cfg(target_arch = "x86_64")]
+    fn consecutive<'t>(a: &'t [u8], m: usize, b: &'t [u8], n: usize, bytes: usize) -> PairTask<'t> {
+        PairTask {
+            a,
+            a_rows: m,
+            a_stride: bytes,
+            b,
+            b_rows: n,
+            b_stride: bytes,
+            k: bytes,
+            elem_size: 1,
+            packed: None,
+            wide_words: bytes.div_ceil(8),
+            op: ReduceOp::Sum,
+            identity: 0,
+        }
+    }
+
+    /// The word-by-word tile's counts of `task` (`n` codes of `b`), one `u64` per pair.
+    #[cfg(target_arch = "x86_64")]
+    fn tile_counts<E: WideExpr>(task: &PairTask<'_>, n: usize) -> Vec<u64> {
+        let mut want = vec![0u64; task.a_rows * n];
+        super::super::tiles::pair_words_body::<E>(task, &mut PairOut::tile(&mut want, n));
+        want
+    }
+
     /// Each instruction set's register blocks of the wide pair tile give the scalar blocks'
     /// counts, for expressions with every operator and for every unrolled and general width.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn every_instruction_set_counts_blocks_alike() {
         use super::super::tiles::{Block, RB, Scalar};
-        use crate::element::{Lanes, WideExpr};
-        struct Xor;
-        impl WideExpr for Xor {
-            fn wide<L: Lanes>(x: [L; 2]) -> L {
-                x[0].xor(x[1])
-            }
-        }
-        struct Mixed;
-        impl WideExpr for Mixed {
-            fn wide<L: Lanes>(x: [L; 2]) -> L {
-                x[0].xor(x[1]).not().or(x[0].and(x[1].not()))
-            }
-        }
         fn check<E: WideExpr>() {
-            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-            let mut next = || {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed
-            };
+            let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
             for ww in [1usize, 2, 3, 4, 5, 8, 16, 40] {
                 let aw: Vec<u64> = (0..RB * ww).map(|_| next()).collect();
                 let pb: Vec<u64> = (0..ww * 8).map(|_| next()).collect();
@@ -1008,37 +1071,11 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn every_stream_gives_the_word_tile_counts() {
-        use crate::element::{Lanes, WideExpr};
-        use crate::op::{PairOut, PairTask, ReduceOp};
-        struct Xor;
-        impl WideExpr for Xor {
-            fn wide<L: Lanes>(x: [L; 2]) -> L {
-                x[0].xor(x[1])
-            }
-        }
-        struct Xnor;
-        impl WideExpr for Xnor {
-            fn wide<L: Lanes>(x: [L; 2]) -> L {
-                x[0].xor(x[1]).not()
-            }
-        }
-        struct And;
-        impl WideExpr for And {
-            fn wide<L: Lanes>(x: [L; 2]) -> L {
-                x[0].and(x[1])
-            }
-        }
         if crate::cpu::isa::isa() != crate::cpu::isa::Isa::Avx512 {
             return;
         }
         fn check<E: WideExpr>(name: &str) {
-            let mut seed = 0x2545_F491_4F6C_DD1Du64;
-            let mut next = || {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed as u8
-            };
+            let mut next = xorshift(0x2545_F491_4F6C_DD1D);
             let mut taken = 0;
             for bytes in (4..=64)
                 .step_by(4)
@@ -1055,27 +1092,10 @@ mod tests {
                     (1, 64),
                     (2, 201),
                 ] {
-                    let a: Vec<u8> = (0..m * bytes + 3).map(|_| next()).collect();
-                    let b: Vec<u8> = (0..n * bytes).map(|_| next()).collect();
-                    let task = PairTask {
-                        a: &a,
-                        a_rows: m,
-                        a_stride: bytes,
-                        b: &b,
-                        b_rows: n,
-                        b_stride: bytes,
-                        k: bytes,
-                        elem_size: 1,
-                        packed: None,
-                        wide_words: bytes.div_ceil(8),
-                        op: ReduceOp::Sum,
-                        identity: 0,
-                    };
-                    let mut want = vec![0u64; m * n];
-                    super::super::tiles::pair_words_body::<E>(
-                        &task,
-                        &mut PairOut::tile(&mut want, n),
-                    );
+                    let a: Vec<u8> = (0..m * bytes + 3).map(|_| next() as u8).collect();
+                    let b: Vec<u8> = (0..n * bytes).map(|_| next() as u8).collect();
+                    let task = consecutive(&a, m, &b, n, bytes);
+                    let want = tile_counts::<E>(&task, n);
                     let mut got = vec![u64::MAX; m * n];
                     if super::Avx512(()).stream::<E>(&task, &mut PairOut::tile(&mut got, n)) {
                         taken += 1;
@@ -1099,49 +1119,18 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn long_rows_store_aligned_at_every_offset() {
-        use crate::element::{Lanes, WideExpr};
-        use crate::op::{PairOut, PairTask, ReduceOp};
-        struct Xnor;
-        impl WideExpr for Xnor {
-            fn wide<L: Lanes>(x: [L; 2]) -> L {
-                x[0].xor(x[1]).not()
-            }
-        }
         if crate::cpu::isa::isa() != crate::cpu::isa::Isa::Avx512 {
             return;
         }
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed as u8
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         const GUARD: usize = 128;
         for bytes in [4, 8, 12, 16, 18, 64, 128] {
             for n in [256, 264, 271, 272, 1000] {
                 let m = 2;
-                let a: Vec<u8> = (0..m * bytes).map(|_| next()).collect();
-                let b: Vec<u8> = (0..n * bytes).map(|_| next()).collect();
-                let task = PairTask {
-                    a: &a,
-                    a_rows: m,
-                    a_stride: bytes,
-                    b: &b,
-                    b_rows: n,
-                    b_stride: bytes,
-                    k: bytes,
-                    elem_size: 1,
-                    packed: None,
-                    wide_words: bytes.div_ceil(8),
-                    op: ReduceOp::Sum,
-                    identity: 0,
-                };
-                let mut want = vec![0u64; m * n];
-                super::super::tiles::pair_words_body::<Xnor>(
-                    &task,
-                    &mut PairOut::tile(&mut want, n),
-                );
+                let a: Vec<u8> = (0..m * bytes).map(|_| next() as u8).collect();
+                let b: Vec<u8> = (0..n * bytes).map(|_| next() as u8).collect();
+                let task = consecutive(&a, m, &b, n, bytes);
+                let want = tile_counts::<Xnor>(&task, n);
                 for es in [1, 2, 4, 8] {
                     for off in (0..64).step_by(es) {
                         let len = m * n * es;
