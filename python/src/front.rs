@@ -79,17 +79,18 @@ struct PairKeywords<'py> {
     bitorder: Given<'py>,
 }
 
-/// A pairwise front: the plain path where the keywords are the defaults (and `out`), else the
-/// Python layer's `_pairwise`, which also runs a plain call that failed, so that its error names
-/// the function's arguments.
+/// A pairwise front of the op named `name` (its index found once, in `op`): the plain path where
+/// the keywords are the defaults (and `out`), else the Python layer's `_pairwise`, which also
+/// runs a plain call that failed, so that its error names the function's arguments.
 fn pair_front<'py>(
     py: Python<'py>,
-    op: usize,
+    op: &OnceLock<usize>,
     name: &str,
     a: &Bound<'py, PyAny>,
     b: &Bound<'py, PyAny>,
     k: PairKeywords<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let op = index(op, name)?;
     if k.dtype.is_none()
         && k.bits.is_none()
         && k.level.is_none()
@@ -137,7 +138,6 @@ pub(crate) fn hamming_cdist<'py>(
     bitorder: Given<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
     static OP: OnceLock<usize> = OnceLock::new();
-    let op = index(&OP, "hamming_cdist")?;
     let k = PairKeywords {
         out,
         dtype,
@@ -146,7 +146,7 @@ pub(crate) fn hamming_cdist<'py>(
         bits,
         bitorder,
     };
-    pair_front(py, op, "hamming_cdist", a, b, k)
+    pair_front(py, &OP, "hamming_cdist", a, b, k)
 }
 
 /// `tensorbits.binary_dot` (its docstring is the Python layer's).
@@ -170,7 +170,6 @@ pub(crate) fn binary_dot<'py>(
     level: Given<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
     static OP: OnceLock<usize> = OnceLock::new();
-    let op = index(&OP, "binary_dot")?;
     let k = PairKeywords {
         out,
         dtype,
@@ -179,7 +178,7 @@ pub(crate) fn binary_dot<'py>(
         bits,
         bitorder,
     };
-    pair_front(py, op, "binary_dot", a, b, k)
+    pair_front(py, &OP, "binary_dot", a, b, k)
 }
 
 /// A copy of the builtin `f` (one of this module's functions) with the docstring `doc` and the
