@@ -137,3 +137,36 @@ fn a_packed_copy_that_cannot_be_had_is_an_error() {
     assert!(e.is_err());
     assert_eq!(out, [7; 4], "nothing written");
 }
+
+/// All-pairs distances whose output (136 MB of `u32`) is past the size from which the pairwise
+/// kernels store around the caches (a quarter of the last-level cache, 8 MB at least), for a few
+/// queries (whose columns the threads split) on codes of 2 bytes (sixteen per register) and for
+/// more (whose rows they split) on codes of 8 (eight): every element against a plain loop.
+#[test]
+fn cdist_outputs_past_the_caches() {
+    use tensorbits::ops::HammingCdist;
+    for (m, n, bytes) in [(2, 17_000_003, 2), (20, 1_700_011, 8)] {
+        let a: Vec<u8> = pattern_u32(m * bytes, 7).iter().map(|&x| x as u8).collect();
+        let b: Vec<u8> = pattern_u32(n * bytes, 11)
+            .iter()
+            .map(|&x| (x >> 3) as u8)
+            .collect();
+        let d = HammingCdist::run(
+            &Tensor::from_vec(a.clone(), &[m, bytes]).unwrap(),
+            &Tensor::from_vec(b.clone(), &[n, bytes]).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(d.shape(), &[m, n]);
+        for (i, q) in a.chunks_exact(bytes).enumerate() {
+            let row = &d.data()[i * n..(i + 1) * n];
+            let bad = b.chunks_exact(bytes).zip(row).position(|(x, &got)| {
+                got != q
+                    .iter()
+                    .zip(x)
+                    .map(|(p, r)| (p ^ r).count_ones())
+                    .sum::<u32>()
+            });
+            assert_eq!(bad, None, "{m} x {n} x {bytes} B, row {i}");
+        }
+    }
+}

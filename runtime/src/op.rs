@@ -111,6 +111,10 @@ pub struct PairOut<'o, 'r> {
     pub rows: Option<&'o mut [&'r mut [u8]]>,
     /// Added to every column: where column 0 of the kernel's results lies in `rows`.
     pub col: usize,
+    /// The output is larger than the caches (`STREAM_BYTES`): kernels that store whole aligned
+    /// vectors may store them around the caches (non-temporal stores, ordered by a fence before
+    /// they return), so that the memory system does not first read every line they overwrite.
+    pub non_temporal: bool,
 }
 
 impl PairOut<'_, '_> {
@@ -188,6 +192,7 @@ impl PairOut<'_, '_> {
             stride,
             rows: None,
             col: 0,
+            non_temporal: false,
         }
     }
 }

@@ -52,6 +52,37 @@ pub(crate) fn isa() -> Isa {
     }
 }
 
+/// Bytes of this CPU's largest data cache as CPUID describes it (its deterministic cache
+/// parameters: leaf 4 on Intel, 0x8000001D on AMD), read once; 0 where it describes none.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn last_cache_bytes() -> usize {
+    use std::arch::x86_64::{__cpuid, __cpuid_count};
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let caches = |leaf: u32| {
+            (0..16)
+                .map(|sub| __cpuid_count(leaf, sub))
+                .take_while(|r| r.eax & 0x1F != 0)
+                // Data and unified caches (type 1 and 3); not instruction caches (2).
+                .filter(|r| r.eax & 0x1F != 2)
+                .map(|r| {
+                    let ways = ((r.ebx >> 22) & 0x3FF) as usize + 1;
+                    let parts = ((r.ebx >> 12) & 0x3FF) as usize + 1;
+                    let line = (r.ebx & 0xFFF) as usize + 1;
+                    ways * parts * line * (r.ecx as usize + 1)
+                })
+                .max()
+                .unwrap_or(0)
+        };
+        let intel = if __cpuid(0).eax >= 4 { caches(4) } else { 0 };
+        if intel == 0 && __cpuid(0x8000_0000).eax >= 0x8000_001D {
+            caches(0x8000_001D)
+        } else {
+            intel
+        }
+    })
+}
+
 /// Writes a function three times and a dispatcher named after it:
 ///
 /// ```text
@@ -145,3 +176,26 @@ macro_rules! multiversion {
     };
 }
 pub(crate) use multiversion;
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    /// CPUID's largest data cache is the largest data or unified cache Linux lists (which it reads
+    /// from the same leaves), where it lists any.
+    #[test]
+    fn last_cache_is_the_largest_the_system_lists() {
+        let Ok(dirs) = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache") else {
+            return;
+        };
+        let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
+        let listed = dirs
+            .flatten()
+            .filter(|d| d.file_name().to_string_lossy().starts_with("index"))
+            .filter(|d| read(d.path().join("type")).is_some_and(|t| t.trim() != "Instruction"))
+            .filter_map(|d| read(d.path().join("size")))
+            .filter_map(|s| s.trim().strip_suffix('K')?.parse::<usize>().ok())
+            .max();
+        if let Some(kib) = listed {
+            assert_eq!(super::last_cache_bytes(), kib << 10);
+        }
+    }
+}

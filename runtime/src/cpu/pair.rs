@@ -507,6 +507,8 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
     // `a` at a time pass over them. Rows of the output that are packed (`so_n == 1`) are
     // written in place, in the output type; others go through a tile of `u64`s scattered to
     // their strides. `out` starts at row `origin` of the batch's output.
+    // An output past the caches is written around them where a kernel can.
+    let non_temporal = s.m.saturating_mul(s.n).saturating_mul(oes) >= super::pair_stream_bytes();
     let rows_of = |(i0, i1): (usize, usize), out: &mut [u8], origin: usize, so_m: usize| {
         let (mut tile, mut pbuf) = (Vec::new(), Vec::new());
         for j0 in (0..s.n).step_by(nb) {
@@ -526,6 +528,7 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
                         stride: so_m,
                         rows: None,
                         col: 0,
+                        non_temporal,
                     };
                     (pair.0)(&t, &mut o);
                 } else {
@@ -585,6 +588,7 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
                         rows: Some(&mut rows_out[r0..r0 + ni]),
                         // Columns from j0, in slices that start at c0.
                         col: j0 - c0,
+                        non_temporal,
                     };
                     (pair.0)(&tk, &mut o);
                 }
