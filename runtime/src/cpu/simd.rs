@@ -180,14 +180,15 @@ pub(crate) const STREAM_ROWS: usize = 2 * tiles::RB;
 /// every count of rows for codes of 4 and 8 bytes, whose stream sums nothing across lanes (one
 /// load, one VPOPCNT and half a narrowing per eight codes) and outruns the packed tile at any
 /// count: 1,000 queries against 1,000 codes of 8 bytes, 67 us through the tile and 59 us streamed.
-/// Codes of 9 to 63 bytes that are not a multiple of four stream one per register, for fewer
-/// than four rows: from ten queries on the tile's packing of `b` pays for itself (ten queries
-/// against 1,000 codes of 10 bytes: 4 us through the tile, 8.5 us streamed).
+/// Codes of 9 to 63 bytes that are not a multiple of four and fit no window of two or four
+/// words stream one per register, for fewer than four rows: from ten queries on the tile's
+/// packing of `b` pays for itself (ten queries against 1,000 codes of 10 bytes, then one per
+/// register: 4 us through the tile, 8.5 us streamed; in windows, 2.3 us streamed).
 #[inline(always)]
 pub(crate) fn stream_rows(bytes: usize) -> usize {
     if bytes <= 8 {
         usize::MAX
-    } else if bytes < 64 && !bytes.is_multiple_of(4) {
+    } else if bytes < 64 && !bytes.is_multiple_of(4) && wide::window_words(bytes) == 8 {
         4
     } else {
         STREAM_ROWS

@@ -440,8 +440,13 @@ impl Avx512 {
             12 => self.stream_padded::<E, 2>(task, out),
             20 | 24 | 28 => self.stream_padded::<E, 4>(task, out),
             36..64 if bytes.is_multiple_of(4) => self.stream_padded::<E, 8>(task, out),
-            // Sizes of no whole 32-bit pieces, one code per register.
-            9..64 => self.stream_bytes::<E>(task, out),
+            // Sizes of no whole 32-bit pieces: two or four codes per register where their
+            // bytes fit windows of 32 or 16, else one code per register.
+            9..64 => match window_words(bytes) {
+                2 => self.stream_windows::<E, 2>(task, out),
+                4 => self.stream_windows::<E, 4>(task, out),
+                _ => self.stream_bytes::<E>(task, out),
+            },
             _ => return false,
         }
         true
@@ -597,8 +602,75 @@ impl Avx512 {
         }
     }
 
+    /// [`stream`](Self::stream) for codes of 9 to 31 bytes that are not a multiple of four and
+    /// fit windows of `L` words ([`window_words`]): `8 / L` codes per register, read by one
+    /// masked byte load, each code's 32-bit pieces moved to its window (`vpermd`), where its
+    /// bytes start at the code's offset from a piece (0 to 3). The query lies at the same offset
+    /// in each window, and the bytes of the window that are not the code's are masked off after
+    /// the expression (so that XNOR's count of them is not taken); then the windows are counted
+    /// as codes of `L` words ([`code_sums`](Self::code_sums)). One query against 1,000 codes of
+    /// 10 bytes read them one per register before ([`stream_bytes`](Self::stream_bytes)).
+    #[inline(always)]
+    fn stream_windows<E: WideExpr, const L: usize>(
+        self,
+        task: &PairTask<'_>,
+        out: &mut PairOut<'_, '_>,
+    ) {
+        let bytes = task.k * task.elem_size;
+        debug_assert_eq!(window_words(bytes), L);
+        let (n, per, win) = (task.b_rows, 8 / L, L * 8);
+        let b = &task.b[..n * bytes];
+        // Window `w` takes the pieces from the one that holds the code's first byte.
+        let (mut idx, mut keep) = ([0i32; 16], [0u8; 64]);
+        let mut lay = [(0usize, 0usize); 8];
+        for (w, l) in lay.iter_mut().enumerate().take(per) {
+            let first = w * bytes;
+            *l = (first / 4, first % 4);
+            for t in 0..win / 4 {
+                idx[w * win / 4 + t] = (first / 4 + t).min(15) as i32;
+            }
+            keep[w * win + first % 4..w * win + first % 4 + bytes].fill(0xFF);
+        }
+        let loaded = u64::MAX >> (64 - per * bytes);
+        let whole = n / 8;
+        for i in 0..task.a_rows {
+            let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
+            let mut qw = [0u8; 64];
+            for (w, &(_, off)) in lay.iter().enumerate().take(per) {
+                qw[w * win + off..w * win + off + bytes].copy_from_slice(q);
+            }
+            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the codes
+            // `c < n / 8 * 8` are read by masked loads of their own bytes, inside `b` (`n * bytes`
+            // bytes, checked by the slice).
+            unsafe {
+                let src = Windows::<E, L> {
+                    isa: self,
+                    b: b.as_ptr(),
+                    q: V512(_mm512_loadu_si512(qw.as_ptr().cast())),
+                    bytes,
+                    loaded,
+                    spread: _mm512_loadu_si512(idx.as_ptr().cast()),
+                    keep: _mm512_loadu_si512(keep.as_ptr().cast()),
+                    expr: std::marker::PhantomData,
+                };
+                emit::<false>(out, i, whole * 8, &src);
+            }
+            // The last codes, fewer than eight, one at a time.
+            let pad = padding_count::<E>(bytes, 8);
+            let mut qp = [0u8; 64];
+            qp[..bytes].copy_from_slice(q);
+            for j in whole * 8..n {
+                let mut xp = [0u8; 64];
+                xp[..bytes].copy_from_slice(&b[j * bytes..(j + 1) * bytes]);
+                let d = words_count::<E>(&qp, &xp);
+                out.put_run(i, j, &[d - pad]);
+            }
+        }
+    }
+
     /// [`stream`](Self::stream) for codes of 9 to 63 bytes that are not a multiple of four (no
-    /// load of whole 32-bit pieces takes them): one code per register, read by a masked byte
+    /// load of whole 32-bit pieces takes them) and fit no window of
+    /// [`stream_windows`](Self::stream_windows) (15, 31, and 33 and over): one code per register, read by a masked byte
     /// load (AVX-512BW) that zeroes the rest of the register, counted as codes of eight words
     /// ([`code_sums`](Self::code_sums)), the padding's count under `E` taken off. Before, such
     /// codes went to the packed tile, whose packing of `b` was most of a single query's time
@@ -892,6 +964,54 @@ impl<E: WideExpr, const L: usize> Group for Padded<E, L> {
                 *pv = _mm512_popcnt_epi64(E::wide([self.q, x]).0);
             }
             _mm512_sub_epi64(self.isa.code_sums(p), self.pad)
+        }
+    }
+}
+
+/// Words per window of [`Avx512::stream_windows`] for codes of `bytes` bytes (2 or 4), or 8
+/// where they fit no smaller window: the least `L` such that every code of a register of
+/// `8 / L` windows lies in its window of `L * 8` bytes from the 32-bit piece it starts in.
+pub(super) fn window_words(bytes: usize) -> usize {
+    [2, 4]
+        .into_iter()
+        .find(|&l| (0..8 / l).all(|w| (w * bytes) % 4 + bytes <= l * 8))
+        .unwrap_or(8)
+}
+
+/// [`Avx512::stream_windows`]' groups: eight codes of `bytes` bytes from `b`, `8 / L` per
+/// register in windows of `L` words.
+struct Windows<E, const L: usize> {
+    isa: Avx512,
+    b: *const u8,
+    /// The query at each window's offset.
+    q: V512,
+    bytes: usize,
+    /// The bytes of a register's codes.
+    loaded: u64,
+    /// The 32-bit pieces of each window.
+    spread: __m512i,
+    /// The code's bytes in each window.
+    keep: __m512i,
+    expr: std::marker::PhantomData<E>,
+}
+
+impl<E: WideExpr, const L: usize> Group for Windows<E, L> {
+    #[inline(always)]
+    unsafe fn at(&self, c: usize) -> __m512i {
+        let per = 8 / L;
+        // SAFETY: the caller's: the features are present, and each masked load reads the
+        // `per * bytes` bytes at `(c + v * per) * bytes`, which end at most at `(c + 8) * bytes`,
+        // inside the codes (the masked-off bytes are not read).
+        unsafe {
+            let mut p = [_mm512_setzero_si512(); L];
+            for (v, pv) in p.iter_mut().enumerate() {
+                let at = self.b.add((c + v * per) * self.bytes);
+                let raw = _mm512_maskz_loadu_epi8(self.loaded, at.cast());
+                let x = V512(_mm512_permutexvar_epi32(self.spread, raw));
+                let d = _mm512_and_si512(E::wide([self.q, x]).0, self.keep);
+                *pv = _mm512_popcnt_epi64(d);
+            }
+            self.isa.code_sums(p)
         }
     }
 }
@@ -1284,7 +1404,9 @@ mod tests {
     }
 
     /// The streaming kernels give the word-by-word tile's counts for every code size they take
-    /// (whole words, four bytes, and multiples of four widened to a power of two), every
+    /// (whole words; four bytes; under four bytes and five to seven, widened to lanes; multiples
+    /// of four widened to a power of two; other sizes in windows of two or four words, or one
+    /// per register), every
     /// expression (XNOR counts the padding, which is taken off), one to three rows of `a`, and
     /// database sizes around the eight codes of a register; each output element is written once.
     #[cfg(target_arch = "x86_64")]
@@ -1299,7 +1421,7 @@ mod tests {
             for bytes in (4..=64)
                 .step_by(4)
                 .chain([128, 192, 256])
-                .chain([9, 10, 13, 18, 31, 33, 47, 63])
+                .chain([9, 10, 11, 13, 14, 15, 17, 18, 22, 25, 30, 31, 33, 47, 63])
                 .chain([1, 2, 3, 5, 6, 7])
             {
                 for (m, n) in [
@@ -1324,7 +1446,7 @@ mod tests {
                 }
             }
             // Every size here is under 65 bytes, or a multiple of 64 to 256: all streamed.
-            assert_eq!(taken, 33 * 8, "{name}: sizes the streams did not take");
+            assert_eq!(taken, 40 * 8, "{name}: sizes the streams did not take");
         }
         check::<Xor>("XOR");
         check::<Xnor>("XNOR");
@@ -1344,7 +1466,7 @@ mod tests {
         }
         let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         const GUARD: usize = 128;
-        for bytes in [1, 2, 3, 4, 7, 8, 12, 16, 18, 64, 128] {
+        for bytes in [1, 2, 3, 4, 7, 8, 10, 12, 16, 18, 31, 64, 128] {
             for n in [256, 264, 271, 272, 1000] {
                 let m = 2;
                 let a: Vec<u8> = (0..m * bytes).map(|_| next() as u8).collect();
