@@ -255,53 +255,32 @@ trait Stored: Copy {
     unsafe fn store(self, p: *mut u8, around: bool);
 }
 
-#[derive(Clone, Copy)]
-struct Vec16(__m128i);
-#[derive(Clone, Copy)]
-struct Vec32(__m256i);
-#[derive(Clone, Copy)]
-struct Vec64(__m512i);
+/// The registers [`Stored`] stores, each by its non-temporal store and its usual one.
+macro_rules! stored {
+    ($($name:ident($reg:ty): $around:ident, $usual:ident;)*) => {$(
+        #[derive(Clone, Copy)]
+        struct $name($reg);
 
-impl Stored for Vec16 {
-    #[inline(always)]
-    unsafe fn store(self, p: *mut u8, around: bool) {
-        // SAFETY: the caller's.
-        unsafe {
-            if around {
-                _mm_stream_si128(p.cast(), self.0)
-            } else {
-                _mm_storeu_si128(p.cast(), self.0)
+        impl Stored for $name {
+            #[inline(always)]
+            unsafe fn store(self, p: *mut u8, around: bool) {
+                // SAFETY: the caller's.
+                unsafe {
+                    if around {
+                        $around(p.cast(), self.0)
+                    } else {
+                        $usual(p.cast(), self.0)
+                    }
+                }
             }
         }
-    }
+    )*};
 }
 
-impl Stored for Vec32 {
-    #[inline(always)]
-    unsafe fn store(self, p: *mut u8, around: bool) {
-        // SAFETY: the caller's.
-        unsafe {
-            if around {
-                _mm256_stream_si256(p.cast(), self.0)
-            } else {
-                _mm256_storeu_si256(p.cast(), self.0)
-            }
-        }
-    }
-}
-
-impl Stored for Vec64 {
-    #[inline(always)]
-    unsafe fn store(self, p: *mut u8, around: bool) {
-        // SAFETY: the caller's.
-        unsafe {
-            if around {
-                _mm512_stream_si512(p.cast(), self.0)
-            } else {
-                _mm512_storeu_si512(p.cast(), self.0)
-            }
-        }
-    }
+stored! {
+    Vec16(__m128i): _mm_stream_si128, _mm_storeu_si128;
+    Vec32(__m256i): _mm256_stream_si256, _mm256_storeu_si256;
+    Vec64(__m512i): _mm512_stream_si512, _mm512_storeu_si512;
 }
 
 /// Stores the sixteen 64-bit results of `x` then `y` at `p` as elements of `ES` bytes: narrowed
