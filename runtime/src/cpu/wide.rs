@@ -421,12 +421,8 @@ impl Avx512 {
                 2 => self.stream_long_tail::<E, 2>(task, out),
                 _ => self.stream_long_tail::<E, 3>(task, out),
             },
-            // Other multiples of four bytes, each code widened to a power of two.
-            12 => self.stream_padded::<E, 2>(task, out),
-            20 | 24 | 28 => self.stream_padded::<E, 4>(task, out),
-            36..64 if bytes.is_multiple_of(4) => self.stream_padded::<E, 8>(task, out),
-            // Sizes of no whole 32-bit pieces: two or four codes per register where their
-            // bytes fit windows of 32 or 16, else one code per register.
+            // Other sizes under 64 bytes: two or four codes per register where their bytes fit
+            // windows of 16 or 32, else one code per register.
             9..64 => match window_words(bytes) {
                 2 => self.stream_windows::<E, 2>(task, out),
                 4 => self.stream_windows::<E, 4>(task, out),
@@ -579,78 +575,16 @@ impl Avx512 {
         }
     }
 
-    /// [`stream`](Self::stream) for codes of a multiple of four bytes that is not a power of two,
-    /// under 64: each code widened with zeros to `L` words (the next power of two of bytes) as it
-    /// is loaded, `8 / L` codes per register (a masked load of their 32-bit pieces, spread over
-    /// the register's lanes by one permute), then counted as [`stream_words`](Self::stream_words)
-    /// counts codes of `L` words. The padding's count under `E` (nothing, or every padding bit
-    /// for XNOR) is taken off, as the word-by-word tile takes it off.
-    #[inline(always)]
-    fn stream_padded<E: WideExpr, const L: usize>(
-        self,
-        task: &PairTask<'_>,
-        out: &mut PairOut<'_, '_>,
-    ) {
-        let bytes = task.k * task.elem_size;
-        let (n, per, pieces) = (task.b_rows, 8 / L, bytes / 4);
-        debug_assert!(bytes.is_multiple_of(4) && bytes < L * 8 && bytes > L * 4);
-        let b = &task.b[..n * bytes];
-        // Lane piece `t` (of 16) takes piece `t % (2L)` of code `t / (2L)`, or zero past its end.
-        let (mut idx, mut keep) = ([0i32; 16], 0u16);
-        for (t, x) in idx.iter_mut().enumerate() {
-            let (c, d) = (t / (2 * L), t % (2 * L));
-            if d < pieces {
-                *x = (c * pieces + d) as i32;
-                keep |= 1 << t;
-            }
-        }
-        let loaded = ((1u32 << (per * pieces)) - 1) as u16;
-        let pad = padding_count::<E>(bytes, L);
-        let whole = n / 8;
-        for i in 0..task.a_rows {
-            let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
-            let mut qp = [0u8; 64];
-            for c in 0..per {
-                qp[c * L * 8..c * L * 8 + bytes].copy_from_slice(q);
-            }
-            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the groups
-            // `g < n / 8` end at most at `(g + 1) * 8 * bytes <= n * bytes`, inside `b`
-            // (checked by the slice).
-            unsafe {
-                let qv = V512(_mm512_loadu_si512(qp.as_ptr().cast()));
-                let spread = _mm512_loadu_si512(idx.as_ptr().cast());
-                let padv = _mm512_set1_epi64(pad as i64);
-                let src = Padded::<E, L> {
-                    isa: self,
-                    b: b.as_ptr(),
-                    q: qv,
-                    bytes,
-                    loaded,
-                    keep,
-                    spread,
-                    pad: padv,
-                    expr: std::marker::PhantomData,
-                };
-                emit::<false>(out, i, whole * 8, &src);
-            }
-            // The last codes, fewer than eight, one at a time.
-            for j in whole * 8..n {
-                let mut xp = [0u8; 64];
-                xp[..bytes].copy_from_slice(&b[j * bytes..(j + 1) * bytes]);
-                let d = words_count::<E>(&qp[..L * 8], &xp[..L * 8]);
-                out.put_run(i, j, &[d - pad]);
-            }
-        }
-    }
-
-    /// [`stream`](Self::stream) for codes of 9 to 31 bytes that are not a multiple of four and
-    /// fit windows of `L` words ([`window_words`]): `8 / L` codes per register, read by one
+    /// [`stream`](Self::stream) for codes of 9 to 31 bytes other than 16 that fit windows of `L`
+    /// words ([`window_words`]; all but 15 and 31): `8 / L` codes per register, read by one
     /// masked byte load, each code's 32-bit pieces moved to its window (`vpermd`), where its
     /// bytes start at the code's offset from a piece (0 to 3). The query lies at the same offset
     /// in each window, and the bytes of the window that are not the code's are masked off after
     /// the expression (so that XNOR's count of them is not taken); then the windows are counted
     /// as codes of `L` words ([`code_sums`](Self::code_sums)). One query against 1,000 codes of
-    /// 10 bytes read them one per register before ([`stream_bytes`](Self::stream_bytes)).
+    /// 10 bytes read them one per register before ([`stream_bytes`](Self::stream_bytes)); codes
+    /// of a multiple of four bytes (12, 20, 24, 28) start at a piece, and took the same path
+    /// with the padding's count taken off instead of masked.
     #[inline(always)]
     fn stream_windows<E: WideExpr, const L: usize>(
         self,
@@ -709,10 +643,10 @@ impl Avx512 {
         }
     }
 
-    /// [`stream`](Self::stream) for codes of 9 to 63 bytes that are not a multiple of four (no
-    /// load of whole 32-bit pieces takes them) and fit no window of
-    /// [`stream_windows`](Self::stream_windows) (15, 31, and 33 and over): one code per register, read by a masked byte
-    /// load (AVX-512BW) that zeroes the rest of the register, counted as codes of eight words
+    /// [`stream`](Self::stream) for codes of 9 to 63 bytes that fit no window of
+    /// [`stream_windows`](Self::stream_windows) (15, 31, and 33 to 63): one code per register,
+    /// read by a masked byte load (AVX-512BW) that zeroes the rest of the register, counted as
+    /// codes of eight words
     /// ([`code_sums`](Self::code_sums)), the padding's count under `E` taken off. Before, such
     /// codes went to the packed tile, whose packing of `b` was most of a single query's time
     /// (18-byte codes, one query against 100,000: 0.42 ms, 0.29x-0.51x FAISS).
@@ -1010,40 +944,6 @@ impl<E: WideExpr, const R: usize> Group for LongTail<E, R> {
                 }
             }
             self.isa.code_sums(p)
-        }
-    }
-}
-
-/// [`Avx512::stream_padded`]' groups: eight codes of `bytes` bytes from `b`, each widened to `L`
-/// words, the padding's count taken off.
-struct Padded<E, const L: usize> {
-    isa: Avx512,
-    b: *const u8,
-    q: V512,
-    bytes: usize,
-    loaded: u16,
-    keep: u16,
-    spread: __m512i,
-    pad: __m512i,
-    expr: std::marker::PhantomData<E>,
-}
-
-impl<E: WideExpr, const L: usize> Group for Padded<E, L> {
-    #[inline(always)]
-    unsafe fn at(&self, c: usize) -> __m512i {
-        let per = 8 / L;
-        // SAFETY: the caller's: the features are present, and each masked load reads the
-        // `per * bytes` bytes at `(c + v * per) * bytes`, which end at most at
-        // `(c + 8) * bytes`, inside the codes (the masked-off pieces are not read).
-        unsafe {
-            let mut p = [_mm512_setzero_si512(); L];
-            for (v, pv) in p.iter_mut().enumerate() {
-                let at = self.b.add((c + v * per) * self.bytes);
-                let raw = _mm512_maskz_loadu_epi32(self.loaded, at.cast());
-                let x = V512(_mm512_maskz_permutexvar_epi32(self.keep, self.spread, raw));
-                *pv = _mm512_popcnt_epi64(E::wide([self.q, x]).0);
-            }
-            _mm512_sub_epi64(self.isa.code_sums(p), self.pad)
         }
     }
 }
