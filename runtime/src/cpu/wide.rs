@@ -223,24 +223,23 @@ unsafe fn emit16<const ES: usize, const SIXTEEN: bool, const AROUND: bool>(
     src: &impl Group,
     c: usize,
 ) {
-    let around = AROUND;
     // SAFETY: the caller's.
     unsafe {
         let p = base.add(c * ES);
         if !SIXTEEN {
-            store16::<ES>(p, src.at(c), src.at(c + 8), around);
+            store16::<ES>(p, src.at(c), src.at(c + 8), AROUND);
             return;
         }
         let v = src.at(c);
         match ES {
-            1 => Vec16(_mm512_cvtepi32_epi8(v)).store(p, around),
-            2 => Vec32(_mm512_cvtepi32_epi16(v)).store(p, around),
-            4 => Vec64(v).store(p, around),
+            1 => Vec16(_mm512_cvtepi32_epi8(v)).store(p, AROUND),
+            2 => Vec32(_mm512_cvtepi32_epi16(v)).store(p, AROUND),
+            4 => Vec64(v).store(p, AROUND),
             _ => {
                 let lo = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v));
                 let hi = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(v));
-                Vec64(lo).store(p, around);
-                Vec64(hi).store(p.add(64), around);
+                Vec64(lo).store(p, AROUND);
+                Vec64(hi).store(p.add(64), AROUND);
             }
         }
     }
@@ -344,6 +343,17 @@ fn words_count<E: WideExpr>(q: &[u8], code: &[u8]) -> u64 {
         .zip(code.chunks_exact(8))
         .map(|(x, y)| u64::from(E::wide([word(x), word(y)]).count_ones()))
         .sum()
+}
+
+/// The count of `E` of a query against `code`, both read as whole words: `qp` is the query
+/// widened with zeros to the words of a code, and `code` (of fewer bytes) is widened alike;
+/// `pad`, what those zeros count under `E`, is taken off. The last codes (fewer than eight) of
+/// the streams whose codes are not whole words, one at a time.
+#[inline(always)]
+fn padded_count<E: WideExpr>(qp: &[u8], code: &[u8], pad: u64) -> u64 {
+    let mut xp = [0u8; 256];
+    xp[..code.len()].copy_from_slice(code);
+    words_count::<E>(qp, &xp[..qp.len()]) - pad
 }
 
 /// Adjacent 64-bit lanes of `x` and of `y` summed, within each 128-bit lane: `[x0 + x1, y0 + y1]`.
@@ -538,10 +548,8 @@ impl Avx512 {
             }
             // The last codes, fewer than eight, one at a time.
             for j in whole * 8..n {
-                let mut xp = [0u8; 256];
-                xp[..bytes].copy_from_slice(&b[j * bytes..(j + 1) * bytes]);
-                let d = words_count::<E>(&qp[..ww * 8], &xp[..ww * 8]);
-                out.put_run(i, j, &[d - pad]);
+                let d = padded_count::<E>(&qp[..ww * 8], &b[j * bytes..(j + 1) * bytes], pad);
+                out.put_run(i, j, &[d]);
             }
         }
     }
@@ -597,21 +605,21 @@ impl Avx512 {
         let b = &task.b[..n * bytes];
         // Window `w` takes the pieces from the one that holds the code's first byte.
         let (mut idx, mut keep) = ([0i32; 16], [0u8; 64]);
-        let mut lay = [(0usize, 0usize); 8];
-        for (w, l) in lay.iter_mut().enumerate().take(per) {
+        for w in 0..per {
             let first = w * bytes;
-            *l = (first / 4, first % 4);
             for t in 0..win / 4 {
                 idx[w * win / 4 + t] = (first / 4 + t).min(15) as i32;
             }
             keep[w * win + first % 4..w * win + first % 4 + bytes].fill(0xFF);
         }
         let loaded = u64::MAX >> (64 - per * bytes);
+        let pad = padding_count::<E>(bytes, 8);
         let whole = n / 8;
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
             let mut qw = [0u8; 64];
-            for (w, &(_, off)) in lay.iter().enumerate().take(per) {
+            for w in 0..per {
+                let off = w * bytes % 4;
                 qw[w * win + off..w * win + off + bytes].copy_from_slice(q);
             }
             // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the codes
@@ -631,14 +639,11 @@ impl Avx512 {
                 emit::<false>(out, i, whole * 8, &src);
             }
             // The last codes, fewer than eight, one at a time.
-            let pad = padding_count::<E>(bytes, 8);
             let mut qp = [0u8; 64];
             qp[..bytes].copy_from_slice(q);
             for j in whole * 8..n {
-                let mut xp = [0u8; 64];
-                xp[..bytes].copy_from_slice(&b[j * bytes..(j + 1) * bytes]);
-                let d = words_count::<E>(&qp, &xp);
-                out.put_run(i, j, &[d - pad]);
+                let d = padded_count::<E>(&qp, &b[j * bytes..(j + 1) * bytes], pad);
+                out.put_run(i, j, &[d]);
             }
         }
     }
@@ -679,10 +684,8 @@ impl Avx512 {
             }
             // The last codes, fewer than eight, one at a time.
             for j in whole * 8..n {
-                let mut xp = [0u8; 64];
-                xp[..bytes].copy_from_slice(&b[j * bytes..(j + 1) * bytes]);
-                let d = words_count::<E>(&qp, &xp);
-                out.put_run(i, j, &[d - pad]);
+                let d = padded_count::<E>(&qp, &b[j * bytes..(j + 1) * bytes], pad);
+                out.put_run(i, j, &[d]);
             }
         }
     }
