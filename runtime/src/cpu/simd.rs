@@ -176,27 +176,48 @@ multiversion! {
 /// Rows of `a` below which pairs stream through [`stream_few`] rather than the wide tile.
 pub(crate) const STREAM_ROWS: usize = 2 * tiles::RB;
 
-/// Rows of `a` below which codes of `bytes` bytes stream ([`stream_few`]): [`STREAM_ROWS`], and
-/// every count of rows for codes of 4 and 8 bytes, whose stream sums nothing across lanes (one
-/// load, one VPOPCNT and half a narrowing per eight codes) and outruns the packed tile at any
-/// count: 1,000 queries against 1,000 codes of 8 bytes, 67 us through the tile and 59 us streamed.
+/// Rows of `a` below which codes of `bytes` bytes stream ([`stream_few`]) rather than pack `b`
+/// for the wide tile: [`STREAM_ROWS`], and every count of rows for codes of 4 and 8 bytes, whose
+/// stream sums nothing across lanes (one load, one VPOPCNT and half a narrowing per eight codes)
+/// and outruns the packed tile at any count: 1,000 queries against 1,000 codes of 8 bytes, 67 us
+/// through the tile and 59 us streamed.
 /// Codes of 9 to 63 bytes that are not a multiple of four and fit no window of two or four
 /// words stream one per register, for fewer than four rows: from ten queries on the tile's
 /// packing of `b` pays for itself (ten queries against 1,000 codes of 10 bytes, then one per
 /// register: 4 us through the tile, 8.5 us streamed; in windows, 2.3 us streamed).
+/// Longer codes stream for more rows: each of the tile's tasks packs its tiles of `b` again, a
+/// cost that only many rows per task amortize, while the stream reads `b` as it lies. Against
+/// 10,000 codes, 64 queries took 0.36 ms through the tile and 0.28 ms streamed for 48 bytes,
+/// 2.0 and 1.0 ms for 256 bytes; 128 queries of 256 bytes 2.8 and 2.0 ms.
 #[inline(always)]
 pub(crate) fn stream_rows(bytes: usize) -> usize {
     if bytes <= 8 {
         usize::MAX
     } else if bytes < 64 && !bytes.is_multiple_of(4) && wide::window_words(bytes) == 8 {
         4
-    } else {
+    } else if bytes <= 32 {
         STREAM_ROWS
+    } else if bytes <= 64 {
+        4 * STREAM_ROWS
+    } else {
+        8 * STREAM_ROWS
+    }
+}
+
+/// Rows of a task below which [`stream_few`] streams codes of `bytes` bytes even where `b` was
+/// packed for the wide tile (where a task holds rows of a call that has enough of them to pack,
+/// or `b` is packed as it lies): [`stream_rows`], but no more than [`STREAM_ROWS`] for codes of
+/// more than 8 bytes, whose packing is then paid for.
+#[inline(always)]
+fn packed_stream_rows(bytes: usize) -> usize {
+    match bytes <= 8 {
+        true => stream_rows(bytes),
+        false => stream_rows(bytes).min(STREAM_ROWS),
     }
 }
 
 /// Whether [`stream_few`] takes codes of `bytes` bytes in consecutive rows on this CPU: `b` is
-/// then not packed for fewer than [`STREAM_ROWS`] rows of `a`.
+/// then not packed for fewer than [`stream_rows`] rows of `a`.
 pub(crate) fn streams(bytes: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -210,7 +231,7 @@ pub(crate) fn streams(bytes: usize) -> bool {
 }
 
 multiversion! {
-    /// Fewer than [`stream_rows`] rows of `a` against rows of `b` as they lie, streamed
+    /// Fewer than [`packed_stream_rows`] rows of `a` against rows of `b` as they lie, streamed
     /// through AVX-512 registers ([`Avx512::stream`](wide::Avx512::stream)) even where `b` is
     /// packed for the wide tile: a single query against short codes costs the wide tile's set-up
     /// (a stack frame of its every variant) more than its counting, and ten queries against a
@@ -228,7 +249,7 @@ multiversion! {
             false
         },
         avx512 => {
-            task.a_rows < stream_rows(task.k * task.elem_size)
+            task.a_rows < packed_stream_rows(task.k * task.elem_size)
                 && wide::Avx512(()).stream::<E>(task, out)
         }
     }
@@ -236,8 +257,8 @@ multiversion! {
 
 multiversion! {
     /// The word-by-word pair tile on unpacked rows ([`pair_words_body`](super::tiles::pair_words_body)),
-    /// with the `popcnt` instruction where the CPU has it; with AVX-512, a few queries against
-    /// codes of 4 to 64 bytes in consecutive rows stream through vector registers instead.
+    /// with the `popcnt` instruction where the CPU has it; with AVX-512, codes in consecutive
+    /// rows stream through vector registers instead.
     #[inline]
     pub(crate) fn pair_words[E: WideExpr][E](task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
         baseline => tiles::pair_words_body::<E>(task, out),
