@@ -18,7 +18,8 @@ the other with a pause between, on the same arrays (made from the same seed); BL
 none uses, are limited to one. Every library uses all cores, with its threads' default waiting
 (OpenMP's spin-then-sleep for FAISS). A cell's time is the median of --runs samples, each
 repeating the call for about 2 ms. Writes benches/results/grid.md (the
-table, the minimum and the geometric mean of the ratios per peer) and grid.png.
+table, the minimum and the geometric mean of the ratios per peer, and the CPU with the kernels it
+runs) and grid.png; --name NAME writes NAME.md, NAME.png and NAME_PEER.json instead.
 
 --dtype gives tensorbits the same codes as uint16, uint32 or uint64 rows (the same bits, a code
 size a multiple of the type's), so that wider integer codes are held to the same peers, which
@@ -155,6 +156,23 @@ def measure(args):
         json.dump(results, f)
 
 
+def cpu():
+    """The processor's model and the widest popcount the CPU kernels use on it (AVX-512 VPOPCNTDQ
+    streams, or the AVX2 tiles), from /proc/cpuinfo where there is one."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read()
+    except OSError:
+        return "unknown CPU"
+    model = next((line.split(":", 1)[1].strip() for line in info.splitlines()
+                  if line.startswith("model name")), "unknown CPU")
+    flags = next((line.split(":", 1)[1].split() for line in info.splitlines()
+                  if line.startswith("flags")), [])
+    isa = ("AVX-512 VPOPCNTDQ" if "avx512_vpopcntdq" in flags
+           else "AVX2, no AVX-512 VPOPCNTDQ" if "avx2" in flags else "no AVX2")
+    return f"{model}, {isa}"
+
+
 def report(args, times):
     ours = times["tensorbits"]
     lines = [
@@ -164,7 +182,7 @@ def report(args, times):
         f"--queries {','.join(map(str, args.queries))} --db {','.join(map(str, args.db))} "
         f"--k {','.join(map(str, args.k))} --max-cdist {args.max_cdist:g} --max-knn {args.max_knn:g}"
         + (f" --dtype {args.dtype}" if args.dtype != "uint8" else "") + "`: "
-        f"{os.cpu_count()} CPUs, medians of {args.runs} samples of at least 2 ms each (one call where a call takes longer) after 20 ms of untimed calls, one process per library. Ratio: the "
+        f"{os.cpu_count()} CPUs ({cpu()}), medians of {args.runs} samples of at least 2 ms each (one call where a call takes longer) after 20 ms of untimed calls, one process per library. Ratio: the "
         "peer's time over tensorbits' (above 1: tensorbits is faster).",
         "",
         "| op | code bytes | queries | database | k | tensorbits ms | "
@@ -189,7 +207,7 @@ def report(args, times):
             lo = min(rs)
             gm = math.exp(sum(math.log(r) for r, _ in rs) / len(rs))
             lines.append(f"| {p} | {len(rs)} | {lo[0]:.2f} ({lo[1]}) | {gm:.2f} |")
-    with open(os.path.join(RESULTS, "grid.md"), "w") as f:
+    with open(os.path.join(RESULTS, f"{args.name}.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines[-len(ratios) - 2:]))
     try:
@@ -209,7 +227,7 @@ def report(args, times):
     ax.set_xlabel("grid cells, sorted by ratio")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(os.path.join(RESULTS, "grid.png"), dpi=100)
+    fig.savefig(os.path.join(RESULTS, f"{args.name}.png"), dpi=100)
 
 
 def main():
@@ -226,6 +244,9 @@ def main():
                         "reused")
     p.add_argument("--dtype", default="uint8", choices=["uint8", "uint16", "uint32", "uint64"],
                    help="the integer type of tensorbits' codes (the peers take the same bytes)")
+    p.add_argument("--name", default="grid",
+                   help="the results' file stem under benches/results (NAME.md, NAME.png, "
+                        "NAME_PEER.json), so that a run on another CPU or subset keeps the others")
     p.add_argument("--peer", choices=PEERS)
     p.add_argument("--json")
     args = p.parse_args()
@@ -234,7 +255,7 @@ def main():
     times = {}
     passed = [a for a in sys.argv[1:]]
     for peer in PEERS:
-        path = os.path.join(RESULTS, f"grid_{peer}.json")
+        path = os.path.join(RESULTS, f"{args.name}_{peer}.json")
         if peer in args.peers.split(","):
             subprocess.run([sys.executable, __file__, *passed, "--peer", peer, "--json", path],
                            check=True)
