@@ -221,7 +221,11 @@ fn packed_stream_rows(bytes: usize) -> usize {
 pub(crate) fn streams(bytes: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        super::isa::isa() == super::isa::Isa::Avx512 && wide::streams(bytes)
+        match super::isa::isa() {
+            super::isa::Isa::Avx512 => wide::streams(bytes),
+            super::isa::Isa::Avx2 => wide::avx2_streams(bytes),
+            super::isa::Isa::Baseline => false,
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -245,8 +249,8 @@ multiversion! {
             false
         },
         avx2 => {
-            let _ = (task, out);
-            false
+            task.a_rows < packed_stream_rows(task.k * task.elem_size)
+                && wide::Avx2(()).stream::<E>(task, out)
         },
         avx512 => {
             task.a_rows < packed_stream_rows(task.k * task.elem_size)
@@ -262,7 +266,11 @@ multiversion! {
     #[inline]
     pub(crate) fn pair_words[E: WideExpr][E](task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
         baseline => tiles::pair_words_body::<E>(task, out),
-        avx2 => tiles::pair_words_body::<E>(task, out),
+        avx2 => {
+            if !wide::Avx2(()).stream::<E>(task, out) {
+                tiles::pair_words_body::<E>(task, out)
+            }
+        },
         avx512 => {
             if !wide::Avx512(()).stream::<E>(task, out) {
                 tiles::pair_words_body::<E>(task, out)
