@@ -189,8 +189,16 @@ pub(crate) const STREAM_ROWS: usize = 2 * tiles::RB;
 /// cost that only many rows per task amortize, while the stream reads `b` as it lies. Against
 /// 10,000 codes, 64 queries took 0.36 ms through the tile and 0.28 ms streamed for 48 bytes,
 /// 2.0 and 1.0 ms for 256 bytes; 128 queries of 256 bytes 2.8 and 2.0 ms.
+/// On a CPU with AVX2 alone, 16-byte codes stream for one row: the tile counts eight rows for
+/// each load of `b` by the same nibble lookup the AVX2 stream uses, and reads a database past the
+/// L2 once for them where each streamed row reads it again (10 queries against 100,000 codes of
+/// 16 bytes, knn: 0.7-1.2 ms through the tile, 0.9-2.1 ms streamed).
 #[inline(always)]
 pub(crate) fn stream_rows(bytes: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if bytes == 16 && super::isa::isa() == super::isa::Isa::Avx2 {
+        return 2;
+    }
     if bytes <= 8 {
         usize::MAX
     } else if bytes < 64 && !bytes.is_multiple_of(4) && wide::window_words(bytes) == 8 {
@@ -249,15 +257,8 @@ multiversion! {
             false
         },
         avx2 => {
-            // Where `b` is packed, the tile counts eight rows for each load of `b` by the same
-            // nibble lookup the AVX2 stream uses, and reads a database past the L2 once for them
-            // where each streamed row reads it again: 16-byte codes stream there for one row
-            // alone (10 queries against 100,000 codes of 16 bytes, knn: 0.7-1.2 ms through the
-            // tile, 1.1-2.1 ms streamed); 4- and 8-byte codes, which the tile pads or counts a
-            // word a code, stream for every count.
-            let bytes = task.k * task.elem_size;
-            let rows = if bytes <= 8 { packed_stream_rows(bytes) } else { 2 };
-            task.a_rows < rows && wide::Avx2(()).stream::<E>(task, out)
+            task.a_rows < packed_stream_rows(task.k * task.elem_size)
+                && wide::Avx2(()).stream::<E>(task, out)
         },
         avx512 => {
             task.a_rows < packed_stream_rows(task.k * task.elem_size)
