@@ -1390,18 +1390,8 @@ impl Block for Avx2 {
         // `w * 8 + h * 4` for `w < ww` and `h < 2`, inside the slice of `ww * 8` words
         // checked above, and every store writes four words of one `[u64; 8]` of `out`.
         unsafe {
-            // Bit counts of bytes by nibble lookup, summed as bytes over up to 31 words (at
-            // most 8 x 31 = 248 per byte) and then into 64-bit lanes.
-            let lut = _mm256_setr_epi8(
-                0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3,
-                2, 3, 3, 4,
-            );
-            let low = _mm256_set1_epi8(0x0f);
-            let count = |v: __m256i| {
-                let lo = _mm256_and_si256(v, low);
-                let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), low);
-                _mm256_add_epi8(_mm256_shuffle_epi8(lut, lo), _mm256_shuffle_epi8(lut, hi))
-            };
+            // Bit counts of bytes by nibble lookup ([`byte_counts`]), summed as bytes over up
+            // to 31 words (at most 8 x 31 = 248 per byte) and then into 64-bit lanes.
             for h in 0..2 {
                 let mut acc = [_mm256_setzero_si256(); R];
                 let mut w0 = 0;
@@ -1413,7 +1403,7 @@ impl Block for Avx2 {
                         let b = V256(_mm256_loadu_si256(p));
                         for (r, acc_r) in bytes.iter_mut().enumerate() {
                             let a = V256(_mm256_set1_epi64x(aw[r * ww + w] as i64));
-                            *acc_r = _mm256_add_epi8(*acc_r, count(E::wide([a, b]).0));
+                            *acc_r = _mm256_add_epi8(*acc_r, byte_counts(E::wide([a, b]).0));
                         }
                     }
                     for (a, b) in acc.iter_mut().zip(bytes) {
@@ -1447,7 +1437,7 @@ trait Group8 {
     unsafe fn at(&self, c: usize) -> __m256i;
 }
 
-/// The bit counts of the bytes of `v` (nibble lookup): what the AVX2 streams sum.
+/// The bit counts of the bytes of `v` (nibble lookup): what the AVX2 tile and streams sum.
 ///
 /// # Safety
 /// AVX2 must be present.
