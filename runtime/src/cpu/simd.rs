@@ -130,8 +130,8 @@ multiversion! {
     #[inline]
     pub(crate) fn scan_below[F: FnMut(usize, u64) -> u64][F](v: &[u64], limit: u64, f: F) {
         baseline => scan_below_body(v, limit, f),
-        avx2 => scan_below_body(v, limit, f),
         // The mask of each sixteen, and only its candidates visited.
+        avx2 => wide::Avx2(()).scan_below(v, limit, f),
         avx512 => wide::Avx512(()).scan_below(v, limit, f),
     }
 }
@@ -404,19 +404,40 @@ mod tests {
         }
         versions.push(("dispatched", |v, l, f| super::scan_below(v, l, f)));
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for n in [0, 1, 15, 16, 17, 31, 32, 33, 100, 1000] {
+        // Small values, and values on both sides of the top bit (the keys of knn's descending
+        // order lie near `u64::MAX`, where a signed compare would misorder them).
+        let lens = [0, 1, 15, 16, 17, 31, 32, 33, 100, 1000];
+        for (n, high) in lens
+            .iter()
+            .map(|&n| (n, false))
+            .chain(lens.map(|n| (n, true)))
+        {
             let v: Vec<u64> = (0..n)
                 .map(|_| {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    x % 40
+                    match (high, x >> 62) {
+                        (true, 0) => u64::MAX - x % 40,
+                        (true, 1) => (1 << 63) + x % 40,
+                        (true, 2) => (1 << 63) - 1 - x % 40,
+                        _ => x % 40,
+                    }
                 })
                 .collect();
             // The limit falls to each value taken (a best-so-far), stays, or falls by one.
             let rules: [fn(u64, u64) -> u64; 3] = [|_, d| d, |l, _| l, |l, _| l.saturating_sub(1)];
             for (r, rule) in rules.iter().enumerate() {
-                for start in [0, 1, 20, 41, u64::MAX] {
+                for start in [
+                    0,
+                    1,
+                    20,
+                    41,
+                    1 << 63,
+                    (1 << 63) + 20,
+                    u64::MAX - 20,
+                    u64::MAX,
+                ] {
                     let run = |scan: Scan| {
                         let (mut seen, mut limit) = (Vec::new(), start);
                         scan(&v, start, &mut |i, d| {

@@ -1770,6 +1770,48 @@ impl Avx512 {
     }
 }
 
+impl Avx2 {
+    /// [`scan_below`](super::simd::scan_below) with a mask, as [`Avx512::scan_below`] takes it:
+    /// AVX2 compares 64-bit lanes only as signed, so values and limit have their top bit flipped
+    /// (which orders them as unsigned), and four compares' `movmskpd` give the sixteen bits. Ten
+    /// queries against 1,000 codes of 32 bytes, k = 10: the selection had cost as much as the
+    /// counting, sixteen branches a group while the `k`-th distance was still falling.
+    #[inline(always)]
+    pub(super) fn scan_below<F: FnMut(usize, u64) -> u64>(
+        self,
+        v: &[u64],
+        mut limit: u64,
+        mut f: F,
+    ) {
+        const C: usize = 16;
+        let mut chunks = v.chunks_exact(C);
+        for (c, chunk) in chunks.by_ref().enumerate() {
+            // SAFETY: AVX2 is present (see `Avx2`); the four loads read words 0-15 of `chunk`,
+            // which holds sixteen.
+            let mut mask = unsafe {
+                let top = _mm256_set1_epi64x(i64::MIN);
+                let l = _mm256_xor_si256(_mm256_set1_epi64x(limit as i64), top);
+                let below = |w: usize| {
+                    let x = _mm256_loadu_si256(chunk.as_ptr().add(4 * w).cast());
+                    let lt = _mm256_cmpgt_epi64(l, _mm256_xor_si256(x, top));
+                    _mm256_movemask_pd(_mm256_castsi256_pd(lt)) as u32
+                };
+                below(0) | (below(1) << 4) | (below(2) << 8) | (below(3) << 12)
+            };
+            while mask != 0 {
+                let l = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                let d = chunk[l];
+                if d < limit {
+                    limit = f(c * C + l, d);
+                }
+            }
+        }
+        let rest = chunks.remainder();
+        super::kernel::scan_each(rest, v.len() - rest.len(), limit, &mut f);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[cfg(target_arch = "x86_64")]
