@@ -411,6 +411,7 @@ fn knn_by_heap_and_by_counting_match_a_sort() {
         (20, 3000, 32, 0xff),
         (40, 2000, 2, 0x0f),    // rows split over the threads
         (2, 300_000, 16, 0x11), // b split over the threads: the parts' lists merged
+        (1, 90_000, 8, 0x11),   // one query: b split wherever there are threads, ties merged
         (100, 1000, 8, 0xff),   // blocks of eight rows, a task each
         (3, 700, 1040, 0x81),   // more than 8,192 bits: a heap
     ];

@@ -679,8 +679,10 @@ pub(crate) fn knn(
     } else {
         1
     };
-    // Splitting `b` among a few rows of `a` costs a merge of each row's lists.
-    let split_b = work >= KNN_SPLIT_BYTES;
+    // Splitting `b` among a few rows of `a` costs a merge of each row's lists; fewer rows than
+    // threads have nothing else to split, and a lone query splits where all-pairs work does (one
+    // query against 100,000 codes of 32 bytes, k = 10: 0.29 ms on one thread).
+    let split_b = work >= KNN_SPLIT_BYTES || (s.m < threads && work >= PAIR_PARALLEL_BYTES);
     // Rows of `a` split: blocks of them when there are many, else one share per thread when `b`
     // is not worth splitting (ten queries against 1,000 codes of 64 bytes, k = 10: 19.4 us on one
     // thread).
