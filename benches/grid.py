@@ -173,7 +173,20 @@ def cpu():
     return f"{model}, {isa}"
 
 
-def report(args, times):
+def cpu_ticks():
+    """(steal, total) clock ticks of every CPU so far, from /proc/stat's `cpu` line, or None where
+    there is none: on a virtual machine, steal is time the host gave this machine's CPUs to
+    others, which stretches whichever library runs then."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return (fields[7], sum(fields[:8])) if len(fields) >= 8 else None
+
+
+def report(args, times, steal=None):
+    steal = steal or {}
     ours = times["tensorbits"]
     lines = [
         "# Hamming distances and kNN over a grid of shapes",
@@ -185,6 +198,16 @@ def report(args, times):
         f"{os.cpu_count()} CPUs ({cpu()}), medians of {args.runs} samples of at least 2 ms each (one call where a call takes longer) after 20 ms of untimed calls, one process per library. Ratio: the "
         "peer's time over tensorbits' (above 1: tensorbits is faster).",
         "",
+    ]
+    if steal:
+        lines += [
+            "CPU time the host took from this machine while each library ran (steal): "
+            + ", ".join(f"{p} {100 * f:.0f}%" for p, f in steal.items())
+            + (". Above a few percent the host's load, not the libraries, sets ratios: "
+               "run again." if max(steal.values()) > 0.03 else "."),
+            "",
+        ]
+    lines += [
         "| op | code bytes | queries | database | k | tensorbits ms | "
         + " | ".join(f"{p} ratio" for p in PEERS[1:]) + " |",
         "|---|---|---|---|---|---|" + "---|" * (len(PEERS) - 1),
@@ -252,18 +275,22 @@ def main():
     args = p.parse_args()
     if args.peer:
         return measure(args)
-    times = {}
+    times, steal = {}, {}
     passed = [a for a in sys.argv[1:]]
     for peer in PEERS:
         path = os.path.join(RESULTS, f"{args.name}_{peer}.json")
         if peer in args.peers.split(","):
+            before = cpu_ticks()
             subprocess.run([sys.executable, __file__, *passed, "--peer", peer, "--json", path],
                            check=True)
+            after = cpu_ticks()
+            if before and after and after[1] > before[1]:
+                steal[peer] = (after[0] - before[0]) / (after[1] - before[1])
             time.sleep(2)  # threads the last library left spinning go to sleep
         if os.path.exists(path):
             with open(path) as f:
                 times[peer] = json.load(f)
-    report(args, times)
+    report(args, times, steal)
 
 
 if __name__ == "__main__":
