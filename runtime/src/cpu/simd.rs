@@ -404,8 +404,8 @@ mod tests {
         }
         versions.push(("dispatched", |v, l, f| super::scan_below(v, l, f)));
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        // Small values, and values on both sides of the top bit (the keys of knn's descending
-        // order lie near `u64::MAX`, where a signed compare would misorder them).
+        // Small values, and values on both sides of the top bit, where a signed compare would
+        // misorder them (the AVX2 scan compares 64-bit lanes as signed, the top bit flipped).
         let lens = [0, 1, 15, 16, 17, 31, 32, 33, 100, 1000];
         for (n, high) in lens
             .iter()
