@@ -1731,64 +1731,65 @@ impl Avx2 {
     }
 }
 
+/// [`scan_below`](super::simd::scan_below) with a mask: `mask(chunk, limit)` gives the bits of
+/// the sixteen values of `chunk` below `limit`, and only those values are compared again (against
+/// the limit as it stands, which `f` may have lowered) and offered to `f`. A group with a few
+/// candidates costs a branch per candidate on the mask's bits, not sixteen compares with a branch
+/// each that the CPU cannot predict while a row's `k`-th distance is still falling (ten queries
+/// against 1,000 codes of 32 bytes, k = 10, on AVX2: the selection had cost as much as the
+/// counting).
+#[inline(always)]
+fn scan_masked<F: FnMut(usize, u64) -> u64>(
+    v: &[u64],
+    mut limit: u64,
+    mut f: F,
+    mask: impl Fn(&[u64], u64) -> u32,
+) {
+    const C: usize = 16;
+    let mut chunks = v.chunks_exact(C);
+    for (c, chunk) in chunks.by_ref().enumerate() {
+        let mut mask = mask(chunk, limit);
+        while mask != 0 {
+            let l = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let d = chunk[l];
+            if d < limit {
+                limit = f(c * C + l, d);
+            }
+        }
+    }
+    let rest = chunks.remainder();
+    super::kernel::scan_each(rest, v.len() - rest.len(), limit, &mut f);
+}
+
 impl Avx512 {
-    /// [`scan_below`](super::simd::scan_below) with a mask: two compares give the bits of the
-    /// sixteen values below the limit, and only those values are compared again (against the
-    /// limit as it stands, which `f` may have lowered) and offered to `f`. A group with a few
-    /// candidates costs a branch per candidate on the mask's bits, not sixteen compares with a
-    /// branch each that the CPU cannot predict while a row's `k`-th distance is still falling.
+    /// [`scan_masked`] with two unsigned compares of eight lanes.
     #[inline(always)]
-    pub(super) fn scan_below<F: FnMut(usize, u64) -> u64>(
-        self,
-        v: &[u64],
-        mut limit: u64,
-        mut f: F,
-    ) {
-        const C: usize = 16;
-        let mut chunks = v.chunks_exact(C);
-        for (c, chunk) in chunks.by_ref().enumerate() {
+    pub(super) fn scan_below<F: FnMut(usize, u64) -> u64>(self, v: &[u64], limit: u64, f: F) {
+        scan_masked(v, limit, f, |chunk, limit| {
             // SAFETY: AVX-512F is present (see `Avx512`); the two loads read words 0-7 and 8-15
             // of `chunk`, which holds sixteen.
-            let mut mask = unsafe {
+            unsafe {
                 let l = _mm512_set1_epi64(limit as i64);
                 let lo = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(chunk.as_ptr().cast()), l);
                 let hi =
                     _mm512_cmplt_epu64_mask(_mm512_loadu_si512(chunk.as_ptr().add(8).cast()), l);
                 u32::from(lo) | (u32::from(hi) << 8)
-            };
-            while mask != 0 {
-                let l = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                let d = chunk[l];
-                if d < limit {
-                    limit = f(c * C + l, d);
-                }
             }
-        }
-        let rest = chunks.remainder();
-        super::kernel::scan_each(rest, v.len() - rest.len(), limit, &mut f);
+        })
     }
 }
 
 impl Avx2 {
-    /// [`scan_below`](super::simd::scan_below) with a mask, as [`Avx512::scan_below`] takes it:
-    /// AVX2 compares 64-bit lanes only as signed, so values and limit have their top bit flipped
-    /// (which orders them as unsigned), and four compares' `movmskpd` give the sixteen bits. Ten
-    /// queries against 1,000 codes of 32 bytes, k = 10: the selection had cost as much as the
-    /// counting, sixteen branches a group while the `k`-th distance was still falling.
+    /// [`scan_masked`] with four compares of four lanes: AVX2 compares 64-bit lanes only as
+    /// signed, so values and limit have their top bit flipped (which orders them as unsigned), and
+    /// each compare's `movmskpd` gives four bits.
     #[inline(always)]
-    pub(super) fn scan_below<F: FnMut(usize, u64) -> u64>(
-        self,
-        v: &[u64],
-        mut limit: u64,
-        mut f: F,
-    ) {
-        const C: usize = 16;
-        let mut chunks = v.chunks_exact(C);
-        for (c, chunk) in chunks.by_ref().enumerate() {
+    pub(super) fn scan_below<F: FnMut(usize, u64) -> u64>(self, v: &[u64], limit: u64, f: F) {
+        scan_masked(v, limit, f, |chunk, limit| {
             // SAFETY: AVX2 is present (see `Avx2`); the four loads read words 0-15 of `chunk`,
             // which holds sixteen.
-            let mut mask = unsafe {
+            unsafe {
                 let top = _mm256_set1_epi64x(i64::MIN);
                 let l = _mm256_xor_si256(_mm256_set1_epi64x(limit as i64), top);
                 let below = |w: usize| {
@@ -1797,18 +1798,8 @@ impl Avx2 {
                     _mm256_movemask_pd(_mm256_castsi256_pd(lt)) as u32
                 };
                 below(0) | (below(1) << 4) | (below(2) << 8) | (below(3) << 12)
-            };
-            while mask != 0 {
-                let l = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                let d = chunk[l];
-                if d < limit {
-                    limit = f(c * C + l, d);
-                }
             }
-        }
-        let rest = chunks.remainder();
-        super::kernel::scan_each(rest, v.len() - rest.len(), limit, &mut f);
+        })
     }
 }
 
