@@ -62,39 +62,39 @@ fn words_rows<E: WideExpr, const WW: usize, const FULL: bool>(
                 // checked loop below, near FAISS's 4 POPCNTs and their adds through this one).
                 let codes = &task.b[j0 * WW * 8..(j0 + nj) * WW * 8];
                 for (d, br) in run[..nj].iter_mut().zip(codes.chunks_exact(WW * 8)) {
-                    let mut s = 0;
-                    for (&a, b) in aw.iter().zip(br.chunks_exact(8)) {
-                        let b = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
-                        s += u64::from(E::wide([a, b]).count_ones());
-                    }
-                    *d = s;
+                    *d = whole_words_count::<E>(aw, br);
                 }
-                out.put_run(i, j0, &run[..nj]);
-                continue;
-            }
-            for (c, d) in run[..nj].iter_mut().enumerate() {
-                let at = (j0 + c) * task.b_stride;
-                *d = if FULL {
-                    // Whole words: the row's exact bytes, so that the loads need no checks.
-                    let br = &task.b[at..at + ww * 8];
-                    let mut s = 0;
-                    for (&a, b) in aw.iter().zip(br.chunks_exact(8)) {
-                        let b = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
-                        s += u64::from(E::wide([a, b]).count_ones());
-                    }
-                    s
-                } else {
-                    let br = &task.b[at..];
-                    let mut s = 0;
-                    for (w, &a) in aw.iter().enumerate() {
-                        s += u64::from(E::wide([a, code_word(br, w, ww, last)]).count_ones());
-                    }
-                    s - pad
-                };
+            } else {
+                for (c, d) in run[..nj].iter_mut().enumerate() {
+                    let at = (j0 + c) * task.b_stride;
+                    *d = if FULL {
+                        // Whole words: the row's exact bytes, so that the loads need no checks.
+                        whole_words_count::<E>(aw, &task.b[at..at + ww * 8])
+                    } else {
+                        let br = &task.b[at..];
+                        let mut s = 0;
+                        for (w, &a) in aw.iter().enumerate() {
+                            s += u64::from(E::wide([a, code_word(br, w, ww, last)]).count_ones());
+                        }
+                        s - pad
+                    };
+                }
             }
             out.put_run(i, j0, &run[..nj]);
         }
     }
+}
+
+/// The count of `E` between the words `aw` and the code of whole words `br` (little-endian, as
+/// many bytes as `aw` has words times eight).
+#[inline(always)]
+fn whole_words_count<E: WideExpr>(aw: &[u64], br: &[u8]) -> u64 {
+    let mut s = 0;
+    for (&a, b) in aw.iter().zip(br.chunks_exact(8)) {
+        let b = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+        s += u64::from(E::wide([a, b]).count_ones());
+    }
+    s
 }
 
 /// Bytes of a code's last 64-bit word that belong to it (1 to 8): codes whose size is not a
