@@ -269,19 +269,26 @@ multiversion! {
 
 multiversion! {
     /// The word-by-word pair tile on unpacked rows ([`pair_words_body`](super::tiles::pair_words_body)),
-    /// with the `popcnt` instruction where the CPU has it; with AVX-512, codes in consecutive
-    /// rows stream through vector registers instead.
+    /// with the `popcnt` instruction where the CPU has it (on AVX2, as an instruction the compiler
+    /// does not vectorize, for codes of more than [`AVX2_POPCNT_WORDS`](wide::AVX2_POPCNT_WORDS)
+    /// words); codes in consecutive rows of the sizes the streams take stream through vector
+    /// registers instead.
     #[inline]
     pub(crate) fn pair_words[E: WideExpr][E](task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
-        baseline => tiles::pair_words_body::<E>(task, out),
+        baseline => tiles::pair_words_body::<E, _>(Scalar, task, out),
         avx2 => {
-            if !wide::Avx2(()).stream::<E>(task, out) {
-                tiles::pair_words_body::<E>(task, out)
+            if wide::Avx2(()).stream::<E>(task, out) {
+                return;
+            }
+            if task.wide_words > wide::AVX2_POPCNT_WORDS {
+                tiles::pair_words_body::<E, _>(wide::Avx2(()), task, out)
+            } else {
+                tiles::pair_words_body::<E, _>(Scalar, task, out)
             }
         },
         avx512 => {
             if !wide::Avx512(()).stream::<E>(task, out) {
-                tiles::pair_words_body::<E>(task, out)
+                tiles::pair_words_body::<E, _>(Scalar, task, out)
             }
         },
     }
