@@ -2048,6 +2048,59 @@ mod tests {
         check::<Mixed>("mixed");
     }
 
+    /// The word tile, with the compiler's count and (where the CPU has it) the AVX2 `popcnt`
+    /// count, gives every pair the count of its bytes' bits one byte at a time, for every code
+    /// width from 1 to 72 bytes and some longer ones, back to back (whose part-words are read as
+    /// the eight bytes that end a code) and with a gap between rows, past the tile's run of 64
+    /// results, for an expression that counts padding and one that does not.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn word_tile_counts_every_width_as_bytes_do() {
+        use super::super::tiles::{Scalar, pair_words_body};
+        fn check<E: WideExpr>(name: &str) {
+            let mut next = xorshift(0x0DDB_A11C_0FFE_E123);
+            let avx2 = std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("popcnt");
+            for bytes in (1..=72).chain([96, 100, 129, 264]) {
+                for (m, n, gap) in [(1usize, 1usize, 0usize), (2, 67, 0), (2, 67, 3)] {
+                    let stride = bytes + gap;
+                    let a: Vec<u8> = (0..m * stride).map(|_| next() as u8).collect();
+                    let b: Vec<u8> = (0..n * stride).map(|_| next() as u8).collect();
+                    let mut task = consecutive(&a, m, &b, n, bytes);
+                    (task.a_stride, task.b_stride) = (stride, stride);
+                    let want: Vec<u64> = (0..m * n)
+                        .map(|p| {
+                            let (ar, br) = (&a[p / n * stride..], &b[p % n * stride..]);
+                            (0..bytes)
+                                .map(|x| {
+                                    let e = E::wide([u64::from(ar[x]), u64::from(br[x])]);
+                                    u64::from((e & 0xff).count_ones())
+                                })
+                                .sum()
+                        })
+                        .collect();
+                    let mut got = vec![7u64; m * n];
+                    pair_words_body::<E, _>(Scalar, &task, &mut PairOut::tile(&mut got, n));
+                    assert_eq!(
+                        got, want,
+                        "{name}, {m}x{n} codes of {bytes} bytes, gap {gap}"
+                    );
+                    if avx2 {
+                        got.fill(7);
+                        pair_words_body::<E, _>(
+                            super::Avx2(()),
+                            &task,
+                            &mut PairOut::tile(&mut got, n),
+                        );
+                        assert_eq!(got, want, "{name} (popcnt), {m}x{n}x{bytes}, gap {gap}");
+                    }
+                }
+            }
+        }
+        check::<Xor>("XOR");
+        check::<Mixed>("mixed");
+    }
+
     /// The streaming kernels give the word-by-word tile's counts for every code size they take
     /// (whole words; four bytes; under four bytes and five to seven, widened to lanes; multiples
     /// of four widened to a power of two; other sizes in windows of two or four words, or one
