@@ -280,7 +280,11 @@ multiversion! {
             if wide::Avx2(()).stream::<E>(task, out) {
                 return;
             }
-            if task.wide_words > wide::AVX2_POPCNT_WORDS {
+            // Codes of three or more words, the last a part-word, have no instance of the tile
+            // of their own: the compiler's count over their runtime-length passes would be
+            // vectorized into gathers, as it was for codes of more than four words.
+            let full = task.k * task.elem_size == task.wide_words * 8;
+            if task.wide_words > wide::AVX2_POPCNT_WORDS || (task.wide_words > 2 && !full) {
                 tiles::pair_words_body::<E, _>(wide::Avx2(()), task, out)
             } else {
                 tiles::pair_words_body::<E, _>(Scalar, task, out)

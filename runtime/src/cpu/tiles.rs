@@ -75,7 +75,13 @@ fn words_rows<E: WideExpr, C: WordCount, const WW: usize, const FULL: bool>(
         let mut run = [0u64; 64];
         for j0 in (0..task.b_rows).step_by(run.len()) {
             let nj = (task.b_rows - j0).min(run.len());
-            if FULL && task.b_stride == ww * 8 {
+            if WW == 0 && ww < PASS_WORDS && row_bytes >= 8 {
+                let codes = &task.b[j0 * task.b_stride..];
+                word_passes::<E, C>(c, aw, codes, task.b_stride, row_bytes, &mut run[..nj]);
+                for d in &mut run[..nj] {
+                    *d -= pad;
+                }
+            } else if FULL && task.b_stride == ww * 8 {
                 // Codes back to back, each of whole words: exact chunks, so that the loop holds
                 // no bounds check and reads each word straight into its XOR (one query against
                 // 1,000 codes of 32 bytes: 24 instructions a code through the checked loop below,
@@ -85,12 +91,13 @@ fn words_rows<E: WideExpr, C: WordCount, const WW: usize, const FULL: bool>(
                 for (d, br) in run[..nj].iter_mut().zip(codes.chunks_exact(ww * 8)) {
                     *d = whole_words_count::<E, C>(c, aw, br);
                 }
-            } else if !FULL && WW > 1 && task.b_stride == row_bytes {
-                // Codes back to back whose last word is part of one, of a width an instance
-                // knows: that word is read as the eight bytes that end the code, shifted down past
-                // those of the word before, so that every load is whole and unchecked (one query
-                // against 1,000 codes of 12 bytes through the checked loop below: 5.1 us from
-                // Python, where FAISS took 2.5 us; through this one 1.8-3.0 us from Rust).
+            } else if !FULL && row_bytes >= 8 && task.b_stride == row_bytes {
+                // Codes back to back whose last word is part of one: that word is read as the
+                // eight bytes that end the code, shifted down past those of the word before, so
+                // that every load is whole and unchecked. One query against 1,000 codes through
+                // the checked loop below, then through this one (from Rust): 12 bytes about 4 us
+                // (5.1 us from Python, where FAISS took 2.5 us), then 1.8-3.0 us; 60 bytes 26 and
+                // 16 us, 129 bytes 51 and 21 us, 255 bytes 86 and 30 us.
                 let codes = &task.b[j0 * row_bytes..(j0 + nj) * row_bytes];
                 for (d, br) in run[..nj].iter_mut().zip(codes.chunks_exact(row_bytes)) {
                     *d = part_words_count::<E, C>(c, aw, br, last) - pad;
@@ -112,6 +119,69 @@ fn words_rows<E: WideExpr, C: WordCount, const WW: usize, const FULL: bool>(
                 }
             }
             out.put_run(i, j0, &run[..nj]);
+        }
+    }
+}
+
+/// Words in a code below which codes of a width with no instance of the word tile of its own are
+/// counted a pair of words at a time over a run of codes ([`word_passes`]) rather than a code
+/// at a time: the loop over a code's words, its length known only at run time, cost more than its
+/// counts. One query against 1,000 codes, a code at a time and then in passes (AVX2, from Rust, in
+/// one process): 20 bytes 8.8-9.2 and 4.8-5.1 us, 28 bytes 10.7 and 5.8-6.3 us, 44 bytes 13.6 and
+/// 8.2-8.7 us (those of 24 and 48 bytes, which have instances: 1.6 and 2.9 us); 40 bytes alike
+/// (6.6 us); from seven words on the passes lost (72 bytes: 8.6 and 9.7 us).
+const PASS_WORDS: usize = 7;
+
+/// The counts of `E` between the words `aw` (the last holding the code's last `row_bytes % 8`
+/// bytes, if any, zero above) and the codes of `row_bytes` bytes (at least eight) that start
+/// every `stride` bytes of `codes`, one into each element of `run`: the words two at a time, each
+/// pair a pass over the run (two loads, two counts and one add to the run's element a code), then
+/// a last whole word, then a part-word read as the eight bytes that end each code, shifted down
+/// past those of the word before.
+#[inline(always)]
+fn word_passes<E: WideExpr, C: WordCount>(
+    c: C,
+    aw: &[u64],
+    codes: &[u8],
+    stride: usize,
+    row_bytes: usize,
+    run: &mut [u64],
+) {
+    let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]));
+    let whole = row_bytes / 8;
+    let code = |j: usize| &codes[j * stride..j * stride + row_bytes];
+    let mut w = 0;
+    if whole >= 2 {
+        let (a0, a1) = (aw[0], aw[1]);
+        for (j, d) in run.iter_mut().enumerate() {
+            let b = code(j);
+            *d = c.count(E::wide([a0, word(b, 0)])) + c.count(E::wide([a1, word(b, 8)]));
+        }
+        w = 2;
+    } else {
+        run.fill(0);
+    }
+    while w + 2 <= whole {
+        let (a0, a1) = (aw[w], aw[w + 1]);
+        for (j, d) in run.iter_mut().enumerate() {
+            let b = code(j);
+            *d +=
+                c.count(E::wide([a0, word(b, w * 8)])) + c.count(E::wide([a1, word(b, w * 8 + 8)]));
+        }
+        w += 2;
+    }
+    if w < whole {
+        let a0 = aw[w];
+        for (j, d) in run.iter_mut().enumerate() {
+            *d += c.count(E::wide([a0, word(code(j), w * 8)]));
+        }
+    }
+    let part = row_bytes % 8;
+    if part > 0 {
+        let a0 = aw[whole];
+        let shift = 8 * (8 - part);
+        for (j, d) in run.iter_mut().enumerate() {
+            *d += c.count(E::wide([a0, word(code(j), row_bytes - 8) >> shift]));
         }
     }
 }
