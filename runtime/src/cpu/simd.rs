@@ -280,9 +280,9 @@ multiversion! {
             if wide::Avx2(()).stream::<E>(task, out) {
                 return;
             }
-            // Codes of three or more words, the last a part-word, have no instance of the tile
-            // of their own: the compiler's count over their runtime-length passes would be
-            // vectorized into gathers, as it was for codes of more than four words.
+            // Codes of three or more words, the last a part-word, count by `popcnt` too: with
+            // the compiler's count, one query against 1,000 codes of 20 bytes took 5.8 us where
+            // `popcnt` took 4.6 us (through the tile's loop of the time, a code at a time).
             let full = task.k * task.elem_size == task.wide_words * 8;
             if task.wide_words > wide::AVX2_POPCNT_WORDS || (task.wide_words > 2 && !full) {
                 tiles::pair_words_body::<E, _>(wide::Avx2(()), task, out)

@@ -22,17 +22,26 @@ pub(crate) fn pair_words_body<E: WideExpr, C: WordCount>(
     out: &mut PairOut<'_, '_>,
 ) {
     let full = task.k * task.elem_size == task.wide_words * 8;
+    // Every width to six words has an instance, its loop over a code's words unrolled: with the
+    // width known only at run time, one query against 1,000 codes of 20 bytes took 5-9 us, of 28
+    // bytes 6-11 us and of 40 bytes 6.6-7.2 us, where these instances take 2.9, 3.6 and 4.1 us
+    // (AVX2, from Rust; those of 24 bytes, an instance before, 1.7 us).
     match (task.wide_words, full) {
         (1, true) => words_rows::<E, C, 1, true>(c, task, out),
         (2, true) => words_rows::<E, C, 2, true>(c, task, out),
         (3, true) => words_rows::<E, C, 3, true>(c, task, out),
         (4, true) => words_rows::<E, C, 4, true>(c, task, out),
+        (5, true) => words_rows::<E, C, 5, true>(c, task, out),
         (6, true) => words_rows::<E, C, 6, true>(c, task, out),
         (8, true) => words_rows::<E, C, 8, true>(c, task, out),
         (16, true) => words_rows::<E, C, 16, true>(c, task, out),
         (_, true) => words_rows::<E, C, 0, true>(c, task, out),
         (1, false) => words_rows::<E, C, 1, false>(c, task, out),
         (2, false) => words_rows::<E, C, 2, false>(c, task, out),
+        (3, false) => words_rows::<E, C, 3, false>(c, task, out),
+        (4, false) => words_rows::<E, C, 4, false>(c, task, out),
+        (5, false) => words_rows::<E, C, 5, false>(c, task, out),
+        (6, false) => words_rows::<E, C, 6, false>(c, task, out),
         (_, false) => words_rows::<E, C, 0, false>(c, task, out),
     }
 }
@@ -75,18 +84,12 @@ fn words_rows<E: WideExpr, C: WordCount, const WW: usize, const FULL: bool>(
         let mut run = [0u64; 64];
         for j0 in (0..task.b_rows).step_by(run.len()) {
             let nj = (task.b_rows - j0).min(run.len());
-            if WW == 0 && ww < PASS_WORDS && row_bytes >= 8 {
-                let codes = &task.b[j0 * task.b_stride..];
-                word_passes::<E, C>(c, aw, codes, task.b_stride, row_bytes, &mut run[..nj]);
-                for d in &mut run[..nj] {
-                    *d -= pad;
-                }
-            } else if FULL && task.b_stride == ww * 8 {
+            if FULL && task.b_stride == ww * 8 {
                 // Codes back to back, each of whole words: exact chunks, so that the loop holds
                 // no bounds check and reads each word straight into its XOR (one query against
                 // 1,000 codes of 32 bytes: 24 instructions a code through the checked loop below,
-                // near FAISS's 4 POPCNTs and their adds through this one; 40 bytes, a width with
-                // no instance of its own: 7 us through the checked loop).
+                // near FAISS's 4 POPCNTs and their adds through this one; 40 bytes, then without
+                // an instance of its own: 7 us through the checked loop).
                 let codes = &task.b[j0 * ww * 8..(j0 + nj) * ww * 8];
                 for (d, br) in run[..nj].iter_mut().zip(codes.chunks_exact(ww * 8)) {
                     *d = whole_words_count::<E, C>(c, aw, br);
@@ -119,69 +122,6 @@ fn words_rows<E: WideExpr, C: WordCount, const WW: usize, const FULL: bool>(
                 }
             }
             out.put_run(i, j0, &run[..nj]);
-        }
-    }
-}
-
-/// Words in a code below which codes of a width with no instance of the word tile of its own are
-/// counted a pair of words at a time over a run of codes ([`word_passes`]) rather than a code
-/// at a time: the loop over a code's words, its length known only at run time, cost more than its
-/// counts. One query against 1,000 codes, a code at a time and then in passes (AVX2, from Rust, in
-/// one process): 20 bytes 8.8-9.2 and 4.8-5.1 us, 28 bytes 10.7 and 5.8-6.3 us, 44 bytes 13.6 and
-/// 8.2-8.7 us (those of 24 and 48 bytes, which have instances: 1.6 and 2.9 us); 40 bytes alike
-/// (6.6 us); from seven words on the passes lost (72 bytes: 8.6 and 9.7 us).
-const PASS_WORDS: usize = 7;
-
-/// The counts of `E` between the words `aw` (the last holding the code's last `row_bytes % 8`
-/// bytes, if any, zero above) and the codes of `row_bytes` bytes (at least eight) that start
-/// every `stride` bytes of `codes`, one into each element of `run`: the words two at a time, each
-/// pair a pass over the run (two loads, two counts and one add to the run's element a code), then
-/// a last whole word, then a part-word read as the eight bytes that end each code, shifted down
-/// past those of the word before.
-#[inline(always)]
-fn word_passes<E: WideExpr, C: WordCount>(
-    c: C,
-    aw: &[u64],
-    codes: &[u8],
-    stride: usize,
-    row_bytes: usize,
-    run: &mut [u64],
-) {
-    let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]));
-    let whole = row_bytes / 8;
-    let code = |j: usize| &codes[j * stride..j * stride + row_bytes];
-    let mut w = 0;
-    if whole >= 2 {
-        let (a0, a1) = (aw[0], aw[1]);
-        for (j, d) in run.iter_mut().enumerate() {
-            let b = code(j);
-            *d = c.count(E::wide([a0, word(b, 0)])) + c.count(E::wide([a1, word(b, 8)]));
-        }
-        w = 2;
-    } else {
-        run.fill(0);
-    }
-    while w + 2 <= whole {
-        let (a0, a1) = (aw[w], aw[w + 1]);
-        for (j, d) in run.iter_mut().enumerate() {
-            let b = code(j);
-            *d +=
-                c.count(E::wide([a0, word(b, w * 8)])) + c.count(E::wide([a1, word(b, w * 8 + 8)]));
-        }
-        w += 2;
-    }
-    if w < whole {
-        let a0 = aw[w];
-        for (j, d) in run.iter_mut().enumerate() {
-            *d += c.count(E::wide([a0, word(code(j), w * 8)]));
-        }
-    }
-    let part = row_bytes % 8;
-    if part > 0 {
-        let a0 = aw[whole];
-        let shift = 8 * (8 - part);
-        for (j, d) in run.iter_mut().enumerate() {
-            *d += c.count(E::wide([a0, word(code(j), row_bytes - 8) >> shift]));
         }
     }
 }
