@@ -111,6 +111,9 @@ fn words_rows<E: WideExpr, C: WordCount, const WW: usize, const FULL: bool>(
                     *d = if FULL {
                         // Whole words: the row's exact bytes, so that the loads need no checks.
                         whole_words_count::<E, C>(c, aw, &task.b[at..at + ww * 8])
+                    } else if row_bytes >= 8 {
+                        // A part word, as codes back to back read it (above).
+                        part_words_count::<E, C>(c, aw, &task.b[at..at + row_bytes], last) - pad
                     } else {
                         let br = &task.b[at..];
                         let mut s = 0;
