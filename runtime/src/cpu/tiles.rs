@@ -352,6 +352,8 @@ fn blocks_es<E: WideExpr, B: Block, const R: usize, const ES: usize>(
         2 => each::<E, B, R, ES, 2>(isa, aw, packed, blocks, out, i0),
         3 => each::<E, B, R, ES, 3>(isa, aw, packed, blocks, out, i0),
         4 => each::<E, B, R, ES, 4>(isa, aw, packed, blocks, out, i0),
+        5 => each::<E, B, R, ES, 5>(isa, aw, packed, blocks, out, i0),
+        6 => each::<E, B, R, ES, 6>(isa, aw, packed, blocks, out, i0),
         8 => each::<E, B, R, ES, 8>(isa, aw, packed, blocks, out, i0),
         16 => each::<E, B, R, ES, 16>(isa, aw, packed, blocks, out, i0),
         _ => {
@@ -367,7 +369,9 @@ fn blocks_es<E: WideExpr, B: Block, const R: usize, const ES: usize>(
 }
 
 /// `R` rows of `a` (`ww` words each, in `aw`) against a packed block of eight rows of `b`. Codes of
-/// a few words (FAISS's common sizes) are unrolled, so the accumulators stay in registers.
+/// up to six words, eight and sixteen are unrolled, so the accumulators stay in registers: five
+/// words through the loop over a count known at run time took 27 us for ten queries against
+/// 1,000 codes of 40 bytes, slower than the word tile's 24 us, and 19.5 us unrolled (AVX2).
 #[inline(always)]
 fn block<E: WideExpr, B: Block, const R: usize>(
     isa: B,
@@ -381,6 +385,8 @@ fn block<E: WideExpr, B: Block, const R: usize>(
         2 => isa.block::<E, 2, R>(aw, pb, acc),
         3 => isa.block::<E, 3, R>(aw, pb, acc),
         4 => isa.block::<E, 4, R>(aw, pb, acc),
+        5 => isa.block::<E, 5, R>(aw, pb, acc),
+        6 => isa.block::<E, 6, R>(aw, pb, acc),
         8 => isa.block::<E, 8, R>(aw, pb, acc),
         16 => isa.block::<E, 16, R>(aw, pb, acc),
         _ => isa.block_any::<E, R>(aw, pb, ww, acc),
