@@ -506,10 +506,11 @@ fn pairwise_results_in_every_output_type_and_path() {
         (1, 5003, 520, DataType::U8, 3),   // one query of 520 bytes, b unaligned
         (5, 999, 128, DataType::U64, 0),   // 1,024 bytes: sixteen registers, no rest
         (20, 3001, 20, DataType::U8, 0),   // packed tiles of three words, the last a part
-        (16, 1001, 52, DataType::U8, 1),   // seven words, the last a part, b unaligned
-        (24, 999, 5, DataType::U64, 0),    // five whole words, a partial last block
-        (12, 1003, 6, DataType::U64, 3),   // six whole words, b unaligned
-        (10, 1000, 22, DataType::U16, 0),  // six words, the last a part
+        (70, 1001, 52, DataType::U8, 1),   // seven words, the last a part, b unaligned
+        (70, 999, 5, DataType::U64, 0),    // five whole words, a partial last block
+        (70, 1003, 6, DataType::U64, 3),   // six whole words, b unaligned
+        (70, 1000, 22, DataType::U16, 0),  // six words, the last a part
+        (4, 1001, 5, DataType::U16, 1),    // a few queries of 10 bytes streamed in windows
     ];
     // Hamming (the padding counts nothing) and an op that counts the padding (XNOR of zeros).
     let ops = [<ops::HammingCdist as Op>::INFO, <XnorOrCdist as Op>::INFO];

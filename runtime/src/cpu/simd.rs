@@ -189,7 +189,8 @@ pub(crate) const STREAM_ROWS: usize = 2 * tiles::RB;
 /// cost that only many rows per task amortize, while the stream reads `b` as it lies. Against
 /// 10,000 codes, 64 queries took 0.36 ms through the tile and 0.28 ms streamed for 48 bytes,
 /// 2.0 and 1.0 ms for 256 bytes; 128 queries of 256 bytes 2.8 and 2.0 ms.
-/// On a CPU with AVX2 alone, codes of 9 to 16 bytes stream for one row: the tile counts eight rows for
+/// On a CPU with AVX2 alone, codes of 9 to 16 bytes stream for one row (and for the rows too
+/// few to pack, through the word tile's entry): the tile counts eight rows for
 /// each load of `b` by the same nibble lookup the AVX2 stream uses, and reads a database past the
 /// L2 once for them where each streamed row reads it again (10 queries against 100,000 codes of
 /// 16 bytes, knn: 0.7-1.2 ms through the tile, 0.9-2.1 ms streamed).

@@ -1453,7 +1453,8 @@ impl WordCount for Avx2 {
 pub(super) const AVX2_POPCNT_WORDS: usize = 4;
 
 /// Whether [`Avx2::stream`] takes codes of `bytes` bytes (in consecutive rows): 4, 8 and 16,
-/// eight, four and two codes to a register. Longer codes streamed one per register (their
+/// eight, four and two codes to a register, and 9 to 15 as 16-byte windows ([`Windows8`]). Longer
+/// codes streamed one per register (their
 /// 32-byte pieces counted by nibble lookup, eight codes' lane counts summed across lanes) were
 /// not faster than the word tile's scalar `popcnt` on an AVX2 Xeon (one query against 100,000
 /// codes of 32 bytes: 0.33 ms streamed, 0.31 ms through the tile), so they keep the tile.
@@ -1600,9 +1601,11 @@ impl<E: WideExpr> Group8 for Pairs8<E> {
 /// cleared by `mask`. Through the word tile, whose last word is read as the eight bytes ending the
 /// code and shifted (the compiler gathering four codes' words into a register for the nibble
 /// lookup), one query against 1,000 codes of 12 bytes took 1.6 us, where 16-byte codes streamed
-/// took 0.95 us.
+/// took 0.95 us; streamed in windows, 1.2 us.
 struct Windows8<E, const BYTES: usize> {
     b: *const u8,
+    /// Bytes at `b`: the windows read must lie inside them.
+    len: usize,
     q: V256,
     mask: __m256i,
     expr: std::marker::PhantomData<E>,
@@ -1614,6 +1617,7 @@ impl<E: WideExpr, const BYTES: usize> Group8 for Windows8<E, BYTES> {
         // SAFETY: the caller's: AVX2 is present and the 16 bytes from the start of each of codes
         // `c..c + 8` lie inside `b`.
         unsafe {
+            debug_assert!((c + 7) * BYTES + 16 <= self.len, "a window past the codes");
             let p = self.b.add(c * BYTES);
             let mut r = [_mm256_setzero_si256(); 4];
             for (v, rv) in r.iter_mut().enumerate() {
@@ -1754,12 +1758,14 @@ impl Avx2 {
                                 match bytes {
                                     $($w => self.emit8(out, i, n, &Windows8::<E, $w> {
                                         b: b.as_ptr(),
+                                        len: b.len(),
                                         q,
                                         mask,
                                         expr: std::marker::PhantomData,
                                     }),)*
                                     _ => self.emit8(out, i, n, &Windows8::<E, 15> {
                                         b: b.as_ptr(),
+                                        len: b.len(),
                                         q,
                                         mask,
                                         expr: std::marker::PhantomData,
@@ -1787,16 +1793,19 @@ impl Avx2 {
                 9..=15 => n.saturating_sub(1) / 8 * 8,
                 _ => n / 8 * 8,
             };
+            // Codes of 9 to 15 bytes: the query widened to 16, and what the widening counts.
+            let mut qp = [0u8; 16];
+            let qp_pad = match bytes {
+                9..=15 => {
+                    qp[..bytes].copy_from_slice(q);
+                    u64::from(E::wide([0u64, 0u64]).count_ones()) / 64 * (128 - 8 * bytes as u64)
+                }
+                _ => 0,
+            };
             for j in grouped..n {
                 let code = &b[j * bytes..(j + 1) * bytes];
                 let d = match bytes {
-                    9..=15 => {
-                        let mut qp = [0u8; 16];
-                        qp[..bytes].copy_from_slice(q);
-                        let pad = u64::from(E::wide([0u64, 0u64]).count_ones()) / 64
-                            * (128 - 8 * bytes as u64);
-                        padded_count::<E>(&qp, code, pad)
-                    }
+                    9..=15 => padded_count::<E>(&qp, code, qp_pad),
                     4 => {
                         let w = |s: &[u8]| {
                             u64::from(u32::from_le_bytes(s.try_into().unwrap_or([0; 4])))
@@ -2021,7 +2030,7 @@ mod tests {
         use super::super::tiles::{Block, RB, Scalar};
         fn check<E: WideExpr>() {
             let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
-            for ww in [1usize, 2, 3, 4, 5, 8, 16, 40] {
+            for ww in [1usize, 2, 3, 4, 5, 6, 7, 8, 16, 40] {
                 let aw: Vec<u64> = (0..RB * ww).map(|_| next()).collect();
                 let pb: Vec<u64> = (0..ww * 8).map(|_| next()).collect();
                 let mut want = [[0u64; 8]; RB];
@@ -2210,7 +2219,7 @@ mod tests {
         check::<And>("AND");
     }
 
-    /// The AVX2 streams give the word tile's counts: codes of 4, 8 and 16 bytes, every
+    /// The AVX2 streams give the word tile's counts: codes of 4 and 8 to 16 bytes, every
     /// expression (XNOR counts what a narrow code or a masked word leaves), one to three rows of
     /// `a`, database sizes around the eight codes of a step, and outputs of 1, 2, 4 and 8 bytes
     /// at unaligned offsets with guards on both sides, written in every element and nowhere
@@ -2225,7 +2234,7 @@ mod tests {
             const GUARD: usize = 64;
             let mut next = xorshift(0xD1B5_4A32_D192_ED03);
             let mut taken = 0;
-            let sizes = [4, 8, 9, 12, 15, 16];
+            let sizes = [4, 8, 9, 10, 11, 12, 13, 14, 15, 16];
             for bytes in sizes {
                 for (m, n) in [(1, 0), (1, 1), (1, 7), (2, 8), (1, 9), (3, 63), (2, 201)] {
                     let a: Vec<u8> = (0..m * bytes + 3).map(|_| next() as u8).collect();
