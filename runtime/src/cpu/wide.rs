@@ -1589,10 +1589,24 @@ impl<E: WideExpr> Group8 for Pairs8<E> {
                 let x = V256(_mm256_loadu_si256(p.add(v * 32).cast()));
                 *rv = lane_counts(E::wide([self.q, x]).0);
             }
-            // Codes [0, 2, 1, 3] and [4, 6, 5, 7], narrowed to [0, 2, 4, 6, 1, 3, 5, 7].
-            let mixed = narrow_unordered(pair_sums(r[0], r[1]), pair_sums(r[2], r[3]));
-            _mm256_permutevar8x32_epi32(mixed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+            two_per_register(r)
         }
+    }
+}
+
+/// Eight codes' counts in order, from the lane counts `r` of four registers of two codes each
+/// (codes `2v` and `2v + 1` in register `v`, two 64-bit lanes a code): what [`Pairs8`] and
+/// [`Windows8`] both give.
+///
+/// # Safety
+/// AVX2 must be present.
+#[inline(always)]
+unsafe fn two_per_register(r: [__m256i; 4]) -> __m256i {
+    // SAFETY: the caller's; registers only.
+    unsafe {
+        // Codes [0, 2, 1, 3] and [4, 6, 5, 7], narrowed to [0, 2, 4, 6, 1, 3, 5, 7].
+        let mixed = narrow_unordered(pair_sums(r[0], r[1]), pair_sums(r[2], r[3]));
+        _mm256_permutevar8x32_epi32(mixed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
     }
 }
 
@@ -1626,8 +1640,7 @@ impl<E: WideExpr, const BYTES: usize> Group8 for Windows8<E, BYTES> {
                 let x = V256(_mm256_loadu2_m128i(hi.cast(), lo.cast()));
                 *rv = lane_counts(_mm256_and_si256(E::wide([self.q, x]).0, self.mask));
             }
-            let mixed = narrow_unordered(pair_sums(r[0], r[1]), pair_sums(r[2], r[3]));
-            _mm256_permutevar8x32_epi32(mixed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+            two_per_register(r)
         }
     }
 }
