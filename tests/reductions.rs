@@ -413,6 +413,7 @@ fn knn_by_heap_and_by_counting_match_a_sort() {
         (2, 300_000, 16, 0x11), // b split over the threads: the parts' lists merged
         (1, 90_000, 8, 0x11),   // one query: b split wherever there are threads, ties merged
         (100, 1000, 8, 0xff),   // blocks of eight rows, a task each
+        (100, 1001, 20, 0xff),  // the same, b packed once for every task, a partial last block
         (3, 700, 1040, 0x81),   // more than 8,192 bits: a heap
     ];
     let op = <ops::HammingCdist as Op>::INFO;
@@ -511,6 +512,7 @@ fn pairwise_results_in_every_output_type_and_path() {
         (70, 1003, 6, DataType::U64, 3),   // six whole words, b unaligned
         (70, 1000, 22, DataType::U16, 0),  // six words, the last a part
         (4, 1001, 5, DataType::U16, 1),    // a few queries of 10 bytes streamed in windows
+        (20, 50003, 24, DataType::U8, 0),  // b past the most packed whole: tiles per task
     ];
     // Hamming (the padding counts nothing) and an op that counts the padding (XNOR of zeros).
     let ops = [<ops::HammingCdist as Op>::INFO, <XnorOrCdist as Op>::INFO];

@@ -198,6 +198,17 @@ fn pack_tile<'t>(
 ) -> &'t [u64] {
     buf.clear();
     buf.resize(nj.div_ceil(8) * ww * 8, 0);
+    pack_into(b, (j0, nj), (ww, row_bytes), buf);
+    buf
+}
+
+/// [`pack_tile`] into `buf`, zeroed and of `nj.div_ceil(8) * ww * 8` words.
+fn pack_into(
+    b: &Rows<'_>,
+    (j0, nj): (usize, usize),
+    (ww, row_bytes): (usize, usize),
+    buf: &mut [u64],
+) {
     // Codes in consecutive rows: each block is a transpose of eight rows' words, read as words
     // (the general loop below tests each word for the end of its code, and took as long as
     // counting ten rows of `a` against the tile), with the word count a constant for codes of
@@ -216,7 +227,7 @@ fn pack_tile<'t>(
             8 => transpose_words::<8>(rows, buf, ww, row_bytes),
             _ => transpose_words::<0>(rows, buf, ww, row_bytes),
         }
-        return buf;
+        return;
     }
     let last = last_word_bytes(row_bytes, ww);
     for (blk, d) in buf.chunks_exact_mut(ww * 8).enumerate() {
@@ -228,7 +239,44 @@ fn pack_tile<'t>(
             }
         }
     }
-    buf
+}
+
+/// Bytes of `b` packed whole by [`pack_whole`] at most: about a core's L2, where both threads
+/// read the copy from the cache; past it the tasks pack their tiles as they go.
+const WHOLE_PACK_BYTES: usize = 1 << 20;
+
+/// Bytes of `b` packed whole from which the team packs it, a tile a task.
+const WHOLE_PACK_PARALLEL_BYTES: usize = 256 << 10;
+
+/// All of `b`'s rows packed once (by the pool's threads, a tile each, where it is large) for a
+/// run whose tasks of rows would each pack every tile of `b` again (100 queries against 1,000
+/// codes of 128 bytes, in seven tasks, spent a quarter of the call packing). `None` where `b` is
+/// not packed in tiles or is past [`WHOLE_PACK_BYTES`], or where the memory cannot be had: the
+/// tasks then pack their own tiles.
+fn pack_whole(bt: &Batch<'_>, s: &Shape) -> Option<Vec<u64>> {
+    if !bt.pack || s.ww == 0 {
+        return None;
+    }
+    let words = s.n.div_ceil(8).checked_mul(s.ww * 8)?;
+    if words.saturating_mul(8) > WHOLE_PACK_BYTES {
+        return None;
+    }
+    let mut packed = crate::alloc::zeroed_vec::<u64>(words, "b packed for the wide kernel").ok()?;
+    let row_bytes = s.k * s.es;
+    let rows = (TILE_BYTES / row_bytes.max(1)).max(8).next_multiple_of(8);
+    let parts: Vec<&mut [u64]> = packed.chunks_mut(rows / 8 * s.ww * 8).collect();
+    let one = |t: usize, d: &mut [u64]| {
+        let j0 = t * rows;
+        pack_into(&bt.b, (j0, (s.n - j0).min(rows)), (s.ww, row_bytes), d);
+    };
+    // A small `b` is packed by the caller: a dispatch to the team and its wait cost more than
+    // packing 1,000 codes of 64 bytes (ten queries against them spent a fifth of the call in
+    // the team's two dispatches).
+    match words * 8 >= WHOLE_PACK_PARALLEL_BYTES {
+        true => crate::pool::each(parts, one),
+        false => parts.into_iter().enumerate().for_each(|(t, d)| one(t, d)),
+    }
+    Some(packed)
 }
 
 /// [`pack_tile`] for codes of `row_bytes` bytes (at least eight), `ww` words (`WW` where not
@@ -238,17 +286,21 @@ fn pack_tile<'t>(
 #[inline(always)]
 fn transpose_words<const WW: usize>(rows: &[u8], buf: &mut [u64], ww: usize, row_bytes: usize) {
     let ww = if WW == 0 { ww } else { WW };
-    let last = last_word_bytes(row_bytes, ww);
-    let at = |code: &[u8], from: usize| {
+    let shift = 8 * (8 - last_word_bytes(row_bytes, ww));
+    let word = |code: &[u8], from: usize| {
         let b = code.get(from..from + 8).unwrap_or_default();
         u64::from_le_bytes(b.try_into().unwrap_or([0; 8]))
     };
-    for (block, d) in rows.chunks(8 * row_bytes).zip(buf.chunks_exact_mut(ww * 8)) {
-        for (c, code) in block.chunks_exact(row_bytes).enumerate() {
+    // The tile's codes in one `chunks_exact`: one per block divided each block's length by the
+    // code size, a `div` per eight codes that was a third of the packing of 16-byte codes.
+    let mut codes = rows.chunks_exact(row_bytes);
+    for d in buf.chunks_exact_mut(ww * 8) {
+        for c in 0..8 {
+            let Some(code) = codes.next() else { return };
             for w in 0..ww - 1 {
-                d[w * 8 + c] = at(code, w * 8);
+                d[w * 8 + c] = word(code, w * 8);
             }
-            d[(ww - 1) * 8 + c] = at(code, row_bytes - 8) >> (8 * (8 - last));
+            d[(ww - 1) * 8 + c] = word(code, row_bytes - 8) >> shift;
         }
     }
 }
@@ -290,6 +342,23 @@ struct Batch<'a> {
     /// Whether tiles of `b` are packed for the wide kernel (enough rows of `a` to pay for it).
     pack: bool,
     out_base: usize,
+}
+
+impl Batch<'_> {
+    /// This batch with all of `b` read from `packed`, made by [`pack_whole`].
+    fn with_packed<'p>(&'p self, packed: &'p [u64]) -> Batch<'p> {
+        let rows = |r: &'p Rows<'_>| Rows {
+            bytes: std::borrow::Cow::Borrowed(&r.bytes[..]),
+            stride: r.stride,
+        };
+        Batch {
+            a: rows(&self.a),
+            b: rows(&self.b),
+            in_place: Some(packed),
+            pack: false,
+            out_base: self.out_base,
+        }
+    }
 }
 
 impl<'a> Batch<'a> {
@@ -520,41 +589,42 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
     // their strides. `out` starts at row `origin` of the batch's output.
     // An output past the caches is written around them where a kernel can.
     let non_temporal = s.m.saturating_mul(s.n).saturating_mul(oes) >= super::pair_stream_bytes();
-    let rows_of = |(i0, i1): (usize, usize), out: &mut [u8], origin: usize, so_m: usize| {
-        let (mut tile, mut pbuf) = (Vec::new(), Vec::new());
-        for j0 in (0..s.n).step_by(nb) {
-            let nj = (s.n - j0).min(nb);
-            let packed = packed_for(bt, s, (j0, nj), &mut pbuf);
-            // Packed output rows take many rows of `a` per call (the kernel blocks them by
-            // eight itself): each call has a fixed cost.
-            let step = if so_n == 1 { CALL_ROWS } else { MB };
-            for r0 in (i0..i1).step_by(step) {
-                let ni = (i1 - r0).min(step);
-                let t = task(job.how, s, bt, (r0, ni), (j0, nj), packed);
-                if so_n == 1 {
-                    let first = ((r0 - origin) * so_m + j0) * oes;
-                    let mut o = PairOut {
-                        bytes: &mut out[first..],
-                        es: oes,
-                        stride: so_m,
-                        rows: None,
-                        col: 0,
-                        non_temporal,
-                    };
-                    (pair.0)(&t, &mut o);
-                } else {
-                    tile.resize(ni * nj, 0);
-                    (pair.0)(&t, &mut PairOut::tile(&mut tile, nj));
-                    for r in 0..ni {
-                        for (c, &v) in tile[r * nj..(r + 1) * nj].iter().enumerate() {
-                            let at = (r0 - origin + r) * so_m + (j0 + c) * so_n;
-                            write_elem(out, at, oes, v);
+    let rows_of =
+        |bt: &Batch<'_>, (i0, i1): (usize, usize), out: &mut [u8], origin: usize, so_m: usize| {
+            let (mut tile, mut pbuf) = (Vec::new(), Vec::new());
+            for j0 in (0..s.n).step_by(nb) {
+                let nj = (s.n - j0).min(nb);
+                let packed = packed_for(bt, s, (j0, nj), &mut pbuf);
+                // Packed output rows take many rows of `a` per call (the kernel blocks them by
+                // eight itself): each call has a fixed cost.
+                let step = if so_n == 1 { CALL_ROWS } else { MB };
+                for r0 in (i0..i1).step_by(step) {
+                    let ni = (i1 - r0).min(step);
+                    let t = task(job.how, s, bt, (r0, ni), (j0, nj), packed);
+                    if so_n == 1 {
+                        let first = ((r0 - origin) * so_m + j0) * oes;
+                        let mut o = PairOut {
+                            bytes: &mut out[first..],
+                            es: oes,
+                            stride: so_m,
+                            rows: None,
+                            col: 0,
+                            non_temporal,
+                        };
+                        (pair.0)(&t, &mut o);
+                    } else {
+                        tile.resize(ni * nj, 0);
+                        (pair.0)(&t, &mut PairOut::tile(&mut tile, nj));
+                        for r in 0..ni {
+                            for (c, &v) in tile[r * nj..(r + 1) * nj].iter().enumerate() {
+                                let at = (r0 - origin + r) * so_m + (j0 + c) * so_n;
+                                write_elem(out, at, oes, v);
+                            }
                         }
                     }
                 }
             }
-        }
-    };
+        };
     // The pool is asked for its size only when the work is large: a small call notices the lock.
     let threads = if parallel {
         crate::pool::num_threads()
@@ -615,12 +685,16 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
         let bytes = rows_per * s.n * oes;
         let len = (s.m * s.n * oes).min(region.len());
         let chunks: Vec<&mut [u8]> = region[..len].chunks_mut(bytes).collect();
+        // Every block of rows passes over all of `b`: packed once for them all.
+        let whole = (chunks.len() > 1).then(|| pack_whole(bt, s)).flatten();
+        let shared = whole.as_deref().map(|p| bt.with_packed(p));
+        let bt = shared.as_ref().unwrap_or(bt);
         crate::pool::each(chunks, |t, chunk| {
             let m0 = t * rows_per;
-            rows_of((m0, (m0 + rows_per).min(s.m)), chunk, m0, s.n);
+            rows_of(bt, (m0, (m0 + rows_per).min(s.m)), chunk, m0, s.n);
         });
     } else {
-        rows_of((0, s.m), region, 0, so_m);
+        rows_of(bt, (0, s.m), region, 0, so_m);
     }
 }
 
@@ -717,10 +791,14 @@ pub(crate) fn knn(
                 (true, true) => MB * (s.m.div_ceil(MB) / (8 * threads)).max(1),
                 (true, false) => s.m.div_ceil(threads),
             };
+            // Every task's rows pass over all of `b`: packed once for them all.
+            let whole = parallel.then(|| pack_whole(&bt, &s)).flatten();
+            let shared = whole.as_deref().map(|p| bt.with_packed(p));
+            let bt = shared.as_ref().unwrap_or(&bt);
             let one = |t: usize, mut part: KnnOut<'_>| {
                 let i0 = t * rows_per;
                 let i1 = (i0 + rows_per).min(s.m);
-                select(plan, &s, &bt, (i0, i1), (0, s.n), k, pair, |r, list| {
+                select(plan, &s, bt, (i0, i1), (0, s.n), k, pair, |r, list| {
                     part.put(plan, r, list)
                 });
             };
