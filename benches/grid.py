@@ -200,7 +200,8 @@ def report(args, times, steal=None):
         f"--k {','.join(map(str, args.k))} --max-cdist {args.max_cdist:g} --max-knn {args.max_knn:g}"
         + (f" --dtype {args.dtype}" if args.dtype != "uint8" else "") + "`: "
         f"{os.cpu_count()} CPUs ({cpu()}), medians of {args.runs} samples of at least 2 ms each (one call where a call takes longer) after 20 ms of untimed calls, one process per library, "
-        f"{args.rounds} round(s) in turn, each cell the fastest round. Ratio: the "
+        f"{args.rounds} round(s) in turn, each cell the fastest round (of the libraries measured in "
+        f"this run: --peers {args.peers}). Ratio: the "
         "peer's time over tensorbits' (above 1: tensorbits is faster).",
         "",
     ]
@@ -286,7 +287,8 @@ def main():
     times, steal = {}, {}
     passed = [a for a in sys.argv[1:]]
     ticks = {}
-    for _ in range(max(1, args.rounds)):
+    args.rounds = max(1, args.rounds)
+    for _ in range(args.rounds):
         for peer in PEERS:
             if peer not in args.peers.split(","):
                 continue
@@ -305,13 +307,13 @@ def main():
             best = times.setdefault(peer, {})
             for key, t in got.items():
                 best[key] = min(t, best.get(key, t))
+            # Each round's best so far is kept at once: a later round that fails loses nothing.
+            with open(path, "w") as f:
+                json.dump(best, f)
             time.sleep(2)  # threads the last library left spinning go to sleep
     for peer in PEERS:
         path = os.path.join(RESULTS, f"{args.name}_{peer}.json")
-        if peer in times:
-            with open(path, "w") as f:
-                json.dump(times[peer], f)
-        elif os.path.exists(path):
+        if peer not in times and os.path.exists(path):
             with open(path) as f:
                 times[peer] = json.load(f)
     steal = {p: s / t for p, (s, t) in ticks.items() if t}
