@@ -460,65 +460,80 @@ fn knn_by_heap_and_by_counting_match_a_sort() {
     }
 }
 
+/// (rows of a, rows of b, elements, element type, byte offset of b's data): the cases of
+/// [`pairwise_results_in_every_output_type_and_path`], run as two tests of alternate cases, which
+/// the test harness runs on two threads (the cases take minutes in a debug build).
+const OUTPUT_CASES: &[(usize, usize, usize, DataType, usize)] = &[
+    (10, 16384, 8, DataType::U8, 0),   // few rows, one word, b in place
+    (10, 16384, 8, DataType::U8, 1),   // the same with b unaligned: packed first
+    (10, 16381, 8, DataType::U8, 0),   // a partial last block: packed first
+    (3, 40000, 1, DataType::U64, 0),   // fewer rows than a block
+    (100, 2048, 4, DataType::U16, 0),  // rows split over the threads
+    (37, 3000, 4, DataType::U64, 0),   // four words, a partial block of rows of a
+    (9, 1000, 3, DataType::U8, 0),     // no whole word: one padded word
+    (1, 50000, 4, DataType::U8, 0),    // one query, half-word codes
+    (2, 50003, 2, DataType::U16, 1),   // the same, sixteen per register and a tail
+    (1, 10001, 8, DataType::U8, 0),    // one word streamed (a partial block: not in place)
+    (3, 20005, 16, DataType::U8, 0),   // two words streamed, pairs summed across registers
+    (2, 9001, 32, DataType::U8, 1),    // four words, b unaligned
+    (5, 3003, 8, DataType::U64, 0),    // eight words
+    (1, 7, 1, DataType::U32, 0),       // fewer codes than a register holds
+    (1, 20001, 12, DataType::U8, 3),   // one query, a padded second word, b unaligned
+    (20, 3001, 12, DataType::U8, 0),   // packed tiles of padded codes
+    (16, 2000, 5, DataType::U16, 1),   // ten bytes, b unaligned
+    (64, 5000, 1, DataType::U16, 0),   // two bytes: the whole code is padding but two
+    (70, 1016, 8, DataType::U8, 0),    // more rows than a call takes, an odd count of blocks
+    (8, 100_008, 8, DataType::U8, 0),  // one block of rows, b split over the threads
+    (12, 1500, 9, DataType::U64, 0),   // packed tiles of nine words: the larger stack buffer
+    (9, 600, 40, DataType::U64, 2),    // 320-byte codes: the rows' words on the heap
+    (2, 30005, 6, DataType::U32, 0),   // 24 bytes streamed widened to 32, a tail
+    (3, 9001, 10, DataType::U16, 0),   // 20 bytes widened to 32
+    (1, 20003, 12, DataType::U32, 1),  // 48 bytes widened to 64, b unaligned
+    (3, 16384, 8, DataType::U8, 0),    // a few rows streamed over b in place
+    (7, 4099, 1, DataType::U64, 3),    // the most rows streamed, b unaligned, a tail
+    (12, 3000, 2, DataType::U64, 0),   // packed tiles of two whole words (a transpose)
+    (9, 1001, 4, DataType::U64, 1),    // four whole words, a partial last block
+    (10, 1000, 16, DataType::U8, 0),   // streamed below sixteen rows: b not packed
+    (15, 3001, 24, DataType::U8, 1),   // the most rows streamed, widened, b unaligned
+    (2, 2003, 32, DataType::U64, 0),   // 256 bytes: four registers per code, a tail
+    (3, 1001, 128, DataType::U8, 1),   // 128 bytes, b unaligned
+    (40, 3001, 1, DataType::U32, 1),   // four bytes stream at any count of rows, b unaligned
+    (300, 2000, 8, DataType::U8, 0),   // eight bytes streamed, rows split over the team
+    (60, 2003, 75, DataType::U32, 1),  // 300 bytes: registers and a rest, 60 rows streamed
+    (100, 3001, 25, DataType::U64, 0), // 200 bytes, the most rows streamed, by b's tiles
+    (130, 1001, 300, DataType::U8, 0), // 300 bytes past the rows streamed: packed tiles
+    (50, 2001, 48, DataType::U8, 2),   // 48 bytes, 50 rows streamed, b unaligned
+    (1, 5003, 520, DataType::U8, 3),   // one query of 520 bytes, b unaligned
+    (5, 999, 128, DataType::U64, 0),   // 1,024 bytes: sixteen registers, no rest
+    (20, 3001, 20, DataType::U8, 0),   // packed tiles of three words, the last a part
+    (70, 1001, 52, DataType::U8, 1),   // seven words, the last a part, b unaligned
+    (70, 999, 5, DataType::U64, 0),    // five whole words, a partial last block
+    (70, 1003, 6, DataType::U64, 3),   // six whole words, b unaligned
+    (70, 1000, 22, DataType::U16, 0),  // six words, the last a part
+    (4, 1001, 5, DataType::U16, 1),    // a few queries of 10 bytes streamed in windows
+    (20, 50003, 24, DataType::U8, 0),  // b past the most packed whole: tiles per task
+];
+
 #[test]
 fn pairwise_results_in_every_output_type_and_path() {
-    let mut rng = Rng(23);
-    // (rows of a, rows of b, elements, element type, byte offset of b's data)
-    let cases: &[(usize, usize, usize, DataType, usize)] = &[
-        (10, 16384, 8, DataType::U8, 0),   // few rows, one word, b in place
-        (10, 16384, 8, DataType::U8, 1),   // the same with b unaligned: packed first
-        (10, 16381, 8, DataType::U8, 0),   // a partial last block: packed first
-        (3, 40000, 1, DataType::U64, 0),   // fewer rows than a block
-        (100, 2048, 4, DataType::U16, 0),  // rows split over the threads
-        (37, 3000, 4, DataType::U64, 0),   // four words, a partial block of rows of a
-        (9, 1000, 3, DataType::U8, 0),     // no whole word: one padded word
-        (1, 50000, 4, DataType::U8, 0),    // one query, half-word codes
-        (2, 50003, 2, DataType::U16, 1),   // the same, sixteen per register and a tail
-        (1, 10001, 8, DataType::U8, 0),    // one word streamed (a partial block: not in place)
-        (3, 20005, 16, DataType::U8, 0),   // two words streamed, pairs summed across registers
-        (2, 9001, 32, DataType::U8, 1),    // four words, b unaligned
-        (5, 3003, 8, DataType::U64, 0),    // eight words
-        (1, 7, 1, DataType::U32, 0),       // fewer codes than a register holds
-        (1, 20001, 12, DataType::U8, 3),   // one query, a padded second word, b unaligned
-        (20, 3001, 12, DataType::U8, 0),   // packed tiles of padded codes
-        (16, 2000, 5, DataType::U16, 1),   // ten bytes, b unaligned
-        (64, 5000, 1, DataType::U16, 0),   // two bytes: the whole code is padding but two
-        (70, 1016, 8, DataType::U8, 0),    // more rows than a call takes, an odd count of blocks
-        (8, 100_008, 8, DataType::U8, 0),  // one block of rows, b split over the threads
-        (12, 1500, 9, DataType::U64, 0),   // packed tiles of nine words: the larger stack buffer
-        (9, 600, 40, DataType::U64, 2),    // 320-byte codes: the rows' words on the heap
-        (2, 30005, 6, DataType::U32, 0),   // 24 bytes streamed widened to 32, a tail
-        (3, 9001, 10, DataType::U16, 0),   // 20 bytes widened to 32
-        (1, 20003, 12, DataType::U32, 1),  // 48 bytes widened to 64, b unaligned
-        (3, 16384, 8, DataType::U8, 0),    // a few rows streamed over b in place
-        (7, 4099, 1, DataType::U64, 3),    // the most rows streamed, b unaligned, a tail
-        (12, 3000, 2, DataType::U64, 0),   // packed tiles of two whole words (a transpose)
-        (9, 1001, 4, DataType::U64, 1),    // four whole words, a partial last block
-        (10, 1000, 16, DataType::U8, 0),   // streamed below sixteen rows: b not packed
-        (15, 3001, 24, DataType::U8, 1),   // the most rows streamed, widened, b unaligned
-        (2, 2003, 32, DataType::U64, 0),   // 256 bytes: four registers per code, a tail
-        (3, 1001, 128, DataType::U8, 1),   // 128 bytes, b unaligned
-        (40, 3001, 1, DataType::U32, 1),   // four bytes stream at any count of rows, b unaligned
-        (300, 2000, 8, DataType::U8, 0),   // eight bytes streamed, rows split over the team
-        (60, 2003, 75, DataType::U32, 1),  // 300 bytes: registers and a rest, 60 rows streamed
-        (100, 3001, 25, DataType::U64, 0), // 200 bytes, the most rows streamed, by b's tiles
-        (130, 1001, 300, DataType::U8, 0), // 300 bytes past the rows streamed: packed tiles
-        (50, 2001, 48, DataType::U8, 2),   // 48 bytes, 50 rows streamed, b unaligned
-        (1, 5003, 520, DataType::U8, 3),   // one query of 520 bytes, b unaligned
-        (5, 999, 128, DataType::U64, 0),   // 1,024 bytes: sixteen registers, no rest
-        (20, 3001, 20, DataType::U8, 0),   // packed tiles of three words, the last a part
-        (70, 1001, 52, DataType::U8, 1),   // seven words, the last a part, b unaligned
-        (70, 999, 5, DataType::U64, 0),    // five whole words, a partial last block
-        (70, 1003, 6, DataType::U64, 3),   // six whole words, b unaligned
-        (70, 1000, 22, DataType::U16, 0),  // six words, the last a part
-        (4, 1001, 5, DataType::U16, 1),    // a few queries of 10 bytes streamed in windows
-        (20, 50003, 24, DataType::U8, 0),  // b past the most packed whole: tiles per task
-    ];
+    check_output_cases(23, OUTPUT_CASES.iter().step_by(2));
+}
+
+#[test]
+fn pairwise_results_in_every_output_type_and_path_odd_cases() {
+    check_output_cases(29, OUTPUT_CASES.iter().skip(1).step_by(2));
+}
+
+fn check_output_cases<'c>(
+    seed: u64,
+    cases: impl Iterator<Item = &'c (usize, usize, usize, DataType, usize)> + Clone,
+) {
+    let mut rng = Rng(seed);
     // Hamming (the padding counts nothing) and an op that counts the padding (XNOR of zeros).
     let ops = [<ops::HammingCdist as Op>::INFO, <XnorOrCdist as Op>::INFO];
     for (op, &(m, n, k, dt, offset)) in ops
         .iter()
-        .flat_map(|op| cases.iter().map(move |c| (*op, c)))
+        .flat_map(|op| cases.clone().map(move |c| (*op, c)))
         .filter(|(op, c)| op.all_types().contains(&c.3))
     {
         let a = tensor(&mut rng, dt, &[m, k], false);

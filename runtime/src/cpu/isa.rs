@@ -52,6 +52,27 @@ pub(crate) fn isa() -> Isa {
     }
 }
 
+/// Whether this CPU has AVX-512 F and BW (with AVX2 and POPCNT) but not the whole [`Isa::Avx512`]
+/// level (no VPOPCNTDQ: Skylake and Cascade Lake Xeons), detected once: the AVX-512 streams then
+/// run with each lane counted by nibble lookup (`wide::stream_bw`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn avx512bw() -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static BW: AtomicU8 = AtomicU8::new(0);
+    match BW.load(Ordering::Relaxed) {
+        2 => true,
+        1 => false,
+        _ => {
+            let bw = isa() == Isa::Avx2
+                && std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw");
+            BW.store(1 + u8::from(bw), Ordering::Relaxed);
+            bw
+        }
+    }
+}
+
 /// Bytes of this CPU's largest data cache as CPUID describes it (its deterministic cache
 /// parameters: leaf 4 on Intel, 0x8000001D on AMD), read once; 0 where it describes none.
 #[cfg(target_arch = "x86_64")]

@@ -17,8 +17,13 @@ use std::arch::x86_64::*;
 /// The AVX-512 (F, BW and VPOPCNTDQ) blocks. Made only by the `avx512` versions of `simd`'s
 /// `pair_wide` and `pair_words`, which run after `isa()` detected those features (and by tests,
 /// after the same check): a value is the proof that the CPU has them.
+///
+/// `Avx512<false>` is the streams on AVX-512 F and BW without VPOPCNTDQ (Skylake
+/// and Cascade Lake Xeons): each 64-bit lane counted by nibble lookup (`vpshufb`) and a sum of
+/// its bytes (`vpsadbw`), what VPOPCNTQ gives in one instruction. Made only by
+/// [`stream_bw`], which runs after `isa::avx512bw()` detected F and BW.
 #[derive(Clone, Copy)]
-pub(super) struct Avx512(pub(super) ());
+pub(super) struct Avx512<const VPOPCNT: bool = true>(pub(super) ());
 
 /// The AVX2 blocks. Made only by the `avx2` version of `simd`'s `pair_wide`, after AVX2 was
 /// detected (and by tests, after the same check).
@@ -113,8 +118,8 @@ impl Avx512 {
 /// written in, without its features, and its intrinsics were left as calls.
 trait Group {
     /// # Safety
-    /// AVX-512F, BW and VPOPCNTDQ must be present, and the codes from `c` that the register
-    /// holds inside the codes the value was made for.
+    /// AVX-512F and BW must be present (and VPOPCNTDQ for a value of `Avx512<true>`), and the
+    /// codes from `c` that the register holds inside the codes the value was made for.
     unsafe fn at(&self, c: usize) -> __m512i;
 }
 
@@ -392,6 +397,47 @@ unsafe fn sum_lanes(x: __m512i, y: __m512i) -> __m512i {
     }
 }
 
+/// The bit counts of the bytes of `v` (nibble lookup): what `Avx512<false>` sums for the counts
+/// VPOPCNTQ gives.
+///
+/// # Safety
+/// AVX-512F and BW must be present.
+#[inline(always)]
+unsafe fn byte_counts512(v: __m512i) -> __m512i {
+    // SAFETY: the caller's; registers only.
+    unsafe {
+        let lut = _mm512_broadcast_i32x4(_mm_setr_epi8(
+            0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+        ));
+        let low = _mm512_set1_epi8(0x0f);
+        let lo = _mm512_and_si512(v, low);
+        let hi = _mm512_and_si512(_mm512_srli_epi16::<4>(v), low);
+        _mm512_add_epi8(_mm512_shuffle_epi8(lut, lo), _mm512_shuffle_epi8(lut, hi))
+    }
+}
+
+/// [`Avx512::stream`] on a CPU with AVX-512 F and BW but no VPOPCNTDQ (`Avx512<false>`): every
+/// size the AVX-512 streams take, each 64-bit lane counted by nibble lookup. `simd` sends it
+/// the sizes the AVX2 streams do not take ([`bw_streams`]).
+///
+/// # Safety
+/// AVX2, POPCNT, AVX-512F and AVX-512BW must be present (`isa::avx512bw()`).
+#[target_feature(enable = "avx2,popcnt,avx512f,avx512bw")]
+pub(super) unsafe fn stream_bw<E: WideExpr>(
+    task: &PairTask<'_>,
+    out: &mut PairOut<'_, '_>,
+) -> bool {
+    Avx512::<false>(()).stream::<E>(task, out)
+}
+
+/// Whether codes of `bytes` bytes (in consecutive rows) stream through [`stream_bw`] on a CPU
+/// with AVX-512 F and BW but no VPOPCNTDQ: the sizes the AVX2 streams do not take. Where the
+/// AVX2 word tile counted them by scalar `popcnt` (a word a cycle, on one port), the nibble
+/// lookup counts a 64-byte register in about four cycles on two ports.
+pub(super) fn bw_streams(bytes: usize) -> bool {
+    streams(bytes) && !avx2_streams(bytes)
+}
+
 /// Whether [`Avx512::stream`] takes codes of `bytes` bytes (in consecutive rows).
 pub(super) fn streams(bytes: usize) -> bool {
     matches!(
@@ -401,7 +447,41 @@ pub(super) fn streams(bytes: usize) -> bool {
         || bytes > 256
 }
 
-impl Avx512 {
+impl<const VP: bool> Avx512<VP> {
+    /// The bit counts of `v`'s eight 64-bit lanes: VPOPCNTQ, or on F and BW alone the sums of
+    /// its bytes' counts by nibble lookup.
+    ///
+    /// # Safety
+    /// As for a value of the type: its features are present.
+    #[inline(always)]
+    unsafe fn count64(self, v: __m512i) -> __m512i {
+        // SAFETY: the caller's; registers only. VPOPCNTQ only where `VP` says the CPU has it.
+        unsafe {
+            match VP {
+                true => _mm512_popcnt_epi64(v),
+                false => _mm512_sad_epu8(byte_counts512(v), _mm512_setzero_si512()),
+            }
+        }
+    }
+
+    /// The bit counts of `v`'s sixteen 32-bit lanes, as [`count64`](Self::count64) counts.
+    ///
+    /// # Safety
+    /// As [`count64`](Self::count64).
+    #[inline(always)]
+    unsafe fn count32(self, v: __m512i) -> __m512i {
+        // SAFETY: the caller's; registers only. VPOPCNTD only where `VP` says the CPU has it.
+        unsafe {
+            match VP {
+                true => _mm512_popcnt_epi32(v),
+                false => {
+                    let pairs = _mm512_maddubs_epi16(byte_counts512(v), _mm512_set1_epi8(1));
+                    _mm512_madd_epi16(pairs, _mm512_set1_epi16(1))
+                }
+            }
+        }
+    }
+
     /// Rows of `a` against rows of `b` as they lie, for codes of the sizes [`streams`] names in
     /// consecutive rows (a few queries against a database). For 4, 8, 16, 32 or 64 bytes, each
     /// 64-byte load of `b` holds whole codes, meets the query repeated across the register, and
@@ -502,8 +582,8 @@ impl Avx512 {
         out: &mut PairOut<'_, '_>,
     ) {
         match L {
-            2 => self.stream_whole::<E, Pairs<E>>(task, out),
-            _ => self.stream_whole::<E, Words<E, L>>(task, out),
+            2 => self.stream_whole::<E, Pairs<E, VP>>(task, out),
+            _ => self.stream_whole::<E, Words<E, L, VP>>(task, out),
         }
     }
 
@@ -516,7 +596,7 @@ impl Avx512 {
         task: &PairTask<'_>,
         out: &mut PairOut<'_, '_>,
     ) {
-        self.stream_whole::<E, Long<E, R>>(task, out)
+        self.stream_whole::<E, Long<E, R, VP>>(task, out)
     }
 
     /// [`stream`](Self::stream) for codes of 65 to 255 bytes that are not a multiple of 64: `R`
@@ -543,7 +623,7 @@ impl Avx512 {
         for i in 0..task.a_rows {
             let mut qp = [0u8; 256];
             qp[..bytes].copy_from_slice(&task.a[i * task.a_stride..i * task.a_stride + bytes]);
-            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); `qp` holds 256
+            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); `qp` holds 256
             // bytes; the codes `c < n` are read by `R` loads of 64 bytes and a masked
             // load of their other `rest` bytes, inside `b` (`n * bytes` bytes, checked by the
             // slice).
@@ -552,7 +632,7 @@ impl Avx512 {
                 for (t, v) in q.iter_mut().enumerate() {
                     *v = V512(_mm512_loadu_si512(qp.as_ptr().add(t * 64).cast()));
                 }
-                let src = LongTail::<E, R> {
+                let src = LongTail::<E, R, VP> {
                     isa: self,
                     b: b.as_ptr(),
                     q,
@@ -597,12 +677,12 @@ impl Avx512 {
         };
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
-            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the query `q` and
+            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); the query `q` and
             // each code `c < n` are read by `regs` loads of 64 bytes and a masked load of their
             // other bytes, inside `q` (checked by the slice) and `b` (`n * bytes` bytes,
             // checked by the slice).
             unsafe {
-                let src = Regs::<E, TAIL> {
+                let src = Regs::<E, TAIL, VP> {
                     isa: self,
                     b: b.as_ptr(),
                     q: q.as_ptr(),
@@ -625,7 +705,7 @@ impl Avx512 {
     /// set in registers, eight (or sixteen) codes at a time stored by [`emit`], the codes past
     /// the registers of a row of fewer than sixteen counted one at a time.
     #[inline(always)]
-    fn stream_whole<E: WideExpr, G: WholeCodes>(
+    fn stream_whole<E: WideExpr, G: WholeCodes<VP>>(
         self,
         task: &PairTask<'_>,
         out: &mut PairOut<'_, '_>,
@@ -634,7 +714,7 @@ impl Avx512 {
         let b = &task.b[..n * bytes];
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
-            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); `q` holds one
+            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); `q` holds one
             // code (checked by the slice), and the groups read codes `c..c + 8` (or `c + 16`)
             // for `c + 8 <= n` (or `c + 16 <= n`), inside `b` (`n` codes, checked by the slice).
             let done = unsafe {
@@ -690,11 +770,11 @@ impl Avx512 {
                 let off = w * bytes % 4;
                 qw[w * win + off..w * win + off + bytes].copy_from_slice(q);
             }
-            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the codes
+            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); the codes
             // `c < n` are read by masked loads of their own bytes, inside `b` (`n * bytes`
             // bytes, checked by the slice).
             let done = unsafe {
-                let src = Windows::<E, L> {
+                let src = Windows::<E, L, VP> {
                     isa: self,
                     b: b.as_ptr(),
                     q: V512(_mm512_loadu_si512(qw.as_ptr().cast())),
@@ -734,11 +814,11 @@ impl Avx512 {
         for i in 0..task.a_rows {
             let mut qp = [0u8; 64];
             qp[..bytes].copy_from_slice(&task.a[i * task.a_stride..i * task.a_stride + bytes]);
-            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the codes
+            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); the codes
             // `c < n` are read by masked loads of their own `bytes` bytes, inside `b`
             // (`n * bytes` bytes, checked by the slice).
             let done = unsafe {
-                let src = Bytes::<E> {
+                let src = Bytes::<E, VP> {
                     isa: self,
                     b: b.as_ptr(),
                     q: V512(_mm512_loadu_si512(qp.as_ptr().cast())),
@@ -774,7 +854,7 @@ impl Avx512 {
         debug_assert_eq!(task.k * task.elem_size, B);
         let n = task.b_rows;
         let b = &task.b[..n * B];
-        let short = Short::<E, B>::PER;
+        let short = Short::<E, B, VP>::PER;
         let lane = 64 / short;
         // 128-bit lane `l` holds codes from `l * short / 4`, which begin at byte `first` of the
         // register's codes: the four 32-bit pieces from the one that holds `first` go to it
@@ -801,7 +881,7 @@ impl Avx512 {
             let mut qb = [0u8; 8];
             qb[..B].copy_from_slice(&task.a[i * task.a_stride..i * task.a_stride + B]);
             let q = u64::from_le_bytes(qb);
-            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the groups read the
+            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); the groups read the
             // `short * B` bytes of codes `c..c + short` for `c + short <= n`,
             // inside `b` (`n * B` bytes, checked by the slice).
             let done = unsafe {
@@ -816,7 +896,8 @@ impl Avx512 {
                         _mm512_set1_epi64(code_mask as i64),
                     )
                 };
-                let src = Short::<E, B> {
+                let src = Short::<E, B, VP> {
+                    isa: self,
                     b: b.as_ptr(),
                     q: V512(qv),
                     keep,
@@ -849,11 +930,12 @@ impl Avx512 {
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + 4];
             let q32 = u32::from_le_bytes(q.try_into().unwrap_or([0; 4]));
-            // SAFETY: AVX-512F, BW and VPOPCNTDQ are present (see `Avx512`); the groups
+            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); the groups
             // read 64 bytes at `c * 4` for `c + 16 <= n`, inside `b` (`n * 4` bytes).
             let done = unsafe {
                 let qv = V512(_mm512_set1_epi32(q32 as i32));
-                let src = Dwords::<E> {
+                let src = Dwords::<E, VP> {
+                    isa: self,
                     b: b.as_ptr(),
                     q: qv,
                     expr: std::marker::PhantomData,
@@ -871,7 +953,7 @@ impl Avx512 {
 
 /// The groups of a stream of codes of whole words ([`Avx512::stream_whole`]), made for one
 /// query.
-trait WholeCodes: Group {
+trait WholeCodes<const VP: bool>: Group {
     /// Bytes per code.
     const BYTES: usize;
 
@@ -881,16 +963,16 @@ trait WholeCodes: Group {
     /// The groups of the codes from `b` against the query `q`.
     ///
     /// # Safety
-    /// AVX-512F, BW and VPOPCNTDQ must be present, and `q` must hold [`BYTES`](Self::BYTES)
-    /// bytes.
-    unsafe fn new(isa: Avx512, b: *const u8, q: &[u8]) -> Self;
+    /// AVX-512F and BW must be present (VPOPCNTDQ too where `VP`), and `q` must hold
+    /// [`BYTES`](Self::BYTES) bytes.
+    unsafe fn new(isa: Avx512<VP>, b: *const u8, q: &[u8]) -> Self;
 }
 
-impl<E: WideExpr, const L: usize> WholeCodes for Words<E, L> {
+impl<E: WideExpr, const L: usize, const VP: bool> WholeCodes<VP> for Words<E, L, VP> {
     const BYTES: usize = L * 8;
 
     #[inline(always)]
-    unsafe fn new(isa: Avx512, b: *const u8, q: &[u8]) -> Self {
+    unsafe fn new(isa: Avx512<VP>, b: *const u8, q: &[u8]) -> Self {
         // The query's words repeated across the register's eight lanes.
         let mut lanes = [0u64; 8];
         for (k, l) in lanes.iter_mut().enumerate() {
@@ -907,11 +989,11 @@ impl<E: WideExpr, const L: usize> WholeCodes for Words<E, L> {
     }
 }
 
-impl<E: WideExpr, const R: usize> WholeCodes for Long<E, R> {
+impl<E: WideExpr, const R: usize, const VP: bool> WholeCodes<VP> for Long<E, R, VP> {
     const BYTES: usize = R * 64;
 
     #[inline(always)]
-    unsafe fn new(isa: Avx512, b: *const u8, q: &[u8]) -> Self {
+    unsafe fn new(isa: Avx512<VP>, b: *const u8, q: &[u8]) -> Self {
         let mut qv = [V512(
             // SAFETY: the caller's: AVX-512F is present.
             unsafe { _mm512_setzero_si512() },
@@ -930,14 +1012,14 @@ impl<E: WideExpr, const R: usize> WholeCodes for Long<E, R> {
 }
 
 /// [`Avx512::stream_words`]' groups: eight codes of `L` words from `b`.
-struct Words<E, const L: usize> {
-    isa: Avx512,
+struct Words<E, const L: usize, const VP: bool> {
+    isa: Avx512<VP>,
     b: *const u8,
     q: V512,
     expr: std::marker::PhantomData<E>,
 }
 
-impl<E: WideExpr, const L: usize> Group for Words<E, L> {
+impl<E: WideExpr, const L: usize, const VP: bool> Group for Words<E, L, VP> {
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         // SAFETY: the caller's: the features are present, and the `L` loads of 64 bytes at
@@ -946,7 +1028,7 @@ impl<E: WideExpr, const L: usize> Group for Words<E, L> {
             let mut p = [_mm512_setzero_si512(); L];
             for (v, pv) in p.iter_mut().enumerate() {
                 let x = V512(_mm512_loadu_si512(self.b.add(c * L * 8 + v * 64).cast()));
-                *pv = _mm512_popcnt_epi64(E::wide([self.q, x]).0);
+                *pv = self.isa.count64(E::wide([self.q, x]).0);
             }
             self.isa.code_sums(p)
         }
@@ -960,21 +1042,23 @@ impl<E: WideExpr, const L: usize> Group for Words<E, L> {
 /// whose sum is the results in order. Eight codes' results in 64-bit lanes took two permutes
 /// for the sums, and the narrowing to `u32` one more per sixteen (nine shuffles per sixteen
 /// codes against six; ten queries against 1,000 codes of 16 bytes: 1.85 us against FAISS's 2.06).
-struct Pairs<E> {
+struct Pairs<E, const VP: bool> {
+    isa: Avx512<VP>,
     b: *const u8,
     q: V512,
     expr: std::marker::PhantomData<E>,
 }
 
-impl<E: WideExpr> WholeCodes for Pairs<E> {
+impl<E: WideExpr, const VP: bool> WholeCodes<VP> for Pairs<E, VP> {
     const BYTES: usize = 16;
     const SIXTEEN: bool = true;
 
     #[inline(always)]
-    unsafe fn new(isa: Avx512, b: *const u8, q: &[u8]) -> Self {
+    unsafe fn new(isa: Avx512<VP>, b: *const u8, q: &[u8]) -> Self {
         // SAFETY: the caller's.
-        let words = unsafe { Words::<E, 2>::new(isa, b, q) };
+        let words = unsafe { Words::<E, 2, VP>::new(isa, b, q) };
         Pairs {
+            isa,
             b,
             q: words.q,
             expr: std::marker::PhantomData,
@@ -982,7 +1066,7 @@ impl<E: WideExpr> WholeCodes for Pairs<E> {
     }
 }
 
-impl<E: WideExpr> Group for Pairs<E> {
+impl<E: WideExpr, const VP: bool> Group for Pairs<E, VP> {
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         // SAFETY: the caller's: the features are present, and the four loads of 64 bytes at
@@ -991,7 +1075,7 @@ impl<E: WideExpr> Group for Pairs<E> {
             let mut p = [_mm512_setzero_si512(); 4];
             for (v, pv) in p.iter_mut().enumerate() {
                 let x = V512(_mm512_loadu_si512(self.b.add(c * 16 + v * 64).cast()));
-                *pv = _mm512_popcnt_epi64(E::wide([self.q, x]).0);
+                *pv = self.isa.count64(E::wide([self.q, x]).0);
             }
             // 64-bit lane `2j + w` of `f[h]`: word `w` of code `8h + j` (low half) and of code
             // `8h + 4 + j` (high half); as 32-bit lanes, `4j + 2w` and `4j + 2w + 1`.
@@ -1011,14 +1095,14 @@ impl<E: WideExpr> Group for Pairs<E> {
 }
 
 /// [`Avx512::stream_long`]'s groups: eight codes of `R` registers from `b`.
-struct Long<E, const R: usize> {
-    isa: Avx512,
+struct Long<E, const R: usize, const VP: bool> {
+    isa: Avx512<VP>,
     b: *const u8,
     q: [V512; R],
     expr: std::marker::PhantomData<E>,
 }
 
-impl<E: WideExpr, const R: usize> Group for Long<E, R> {
+impl<E: WideExpr, const R: usize, const VP: bool> Group for Long<E, R, VP> {
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         // SAFETY: the caller's: the features are present, and code `c + v`'s `R` loads of 64
@@ -1029,7 +1113,7 @@ impl<E: WideExpr, const R: usize> Group for Long<E, R> {
                 let code = self.b.add((c + v) * R * 64);
                 for (t, q) in self.q.iter().enumerate() {
                     let x = V512(_mm512_loadu_si512(code.add(t * 64).cast()));
-                    *pv = _mm512_add_epi64(*pv, _mm512_popcnt_epi64(E::wide([*q, x]).0));
+                    *pv = _mm512_add_epi64(*pv, self.isa.count64(E::wide([*q, x]).0));
                 }
             }
             self.isa.code_sums(p)
@@ -1039,8 +1123,8 @@ impl<E: WideExpr, const R: usize> Group for Long<E, R> {
 
 /// [`Avx512::stream_long_tail`]'s groups: eight codes of `R` whole registers and `mask`'s
 /// bytes of one more from `b`.
-struct LongTail<E, const R: usize> {
-    isa: Avx512,
+struct LongTail<E, const R: usize, const VP: bool> {
+    isa: Avx512<VP>,
     b: *const u8,
     q: [V512; R],
     /// The query's bytes past its whole registers.
@@ -1053,7 +1137,7 @@ struct LongTail<E, const R: usize> {
     expr: std::marker::PhantomData<E>,
 }
 
-impl<E: WideExpr, const R: usize> Group for LongTail<E, R> {
+impl<E: WideExpr, const R: usize, const VP: bool> Group for LongTail<E, R, VP> {
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         // SAFETY: the caller's: the features are present, and code `c + v`'s `R` loads of 64
@@ -1065,10 +1149,10 @@ impl<E: WideExpr, const R: usize> Group for LongTail<E, R> {
                 let code = self.b.add((c + v) * self.bytes);
                 let x = V512(_mm512_maskz_loadu_epi8(self.mask, code.add(R * 64).cast()));
                 let d = _mm512_and_si512(E::wide([self.q_rest, x]).0, self.keep);
-                *pv = _mm512_popcnt_epi64(d);
+                *pv = self.isa.count64(d);
                 for (t, q) in self.q.iter().enumerate() {
                     let x = V512(_mm512_loadu_si512(code.add(t * 64).cast()));
-                    *pv = _mm512_add_epi64(*pv, _mm512_popcnt_epi64(E::wide([*q, x]).0));
+                    *pv = _mm512_add_epi64(*pv, self.isa.count64(E::wide([*q, x]).0));
                 }
             }
             self.isa.code_sums(p)
@@ -1078,8 +1162,8 @@ impl<E: WideExpr, const R: usize> Group for LongTail<E, R> {
 
 /// [`Avx512::stream_regs`]'s groups: eight codes of `regs` whole registers (and, with `TAIL`,
 /// `mask`'s bytes of one more) from `b`, against the query at `q`.
-struct Regs<E, const TAIL: bool> {
-    isa: Avx512,
+struct Regs<E, const TAIL: bool, const VP: bool> {
+    isa: Avx512<VP>,
     b: *const u8,
     /// The query, of `bytes` bytes.
     q: *const u8,
@@ -1092,7 +1176,7 @@ struct Regs<E, const TAIL: bool> {
     expr: std::marker::PhantomData<E>,
 }
 
-impl<E: WideExpr, const TAIL: bool> Regs<E, TAIL> {
+impl<E: WideExpr, const TAIL: bool, const VP: bool> Regs<E, TAIL, VP> {
     /// The query's bytes past its whole registers, the rest of the register zero.
     ///
     /// # Safety
@@ -1132,18 +1216,18 @@ impl<E: WideExpr, const TAIL: bool> Regs<E, TAIL> {
             for t in 0..self.regs {
                 let q = V512(_mm512_loadu_si512(self.q.add(t * 64).cast()));
                 let x = V512(_mm512_loadu_si512(code.add(t * 64).cast()));
-                p = _mm512_add_epi64(p, _mm512_popcnt_epi64(E::wide([q, x]).0));
+                p = _mm512_add_epi64(p, self.isa.count64(E::wide([q, x]).0));
             }
             if TAIL {
                 let d = self.rest(self.q_rest(), code);
-                p = _mm512_add_epi64(p, _mm512_popcnt_epi64(d));
+                p = _mm512_add_epi64(p, self.isa.count64(d));
             }
             p
         }
     }
 }
 
-impl<E: WideExpr, const TAIL: bool> Group for Regs<E, TAIL> {
+impl<E: WideExpr, const TAIL: bool, const VP: bool> Group for Regs<E, TAIL, VP> {
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         // SAFETY: the caller's: the features are present, and codes `c..c + 8` lie inside the
@@ -1156,14 +1240,14 @@ impl<E: WideExpr, const TAIL: bool> Group for Regs<E, TAIL> {
                 let q = V512(_mm512_loadu_si512(self.q.add(t * 64).cast()));
                 for (pv, code) in p.iter_mut().zip(codes) {
                     let x = V512(_mm512_loadu_si512(code.add(t * 64).cast()));
-                    *pv = _mm512_add_epi64(*pv, _mm512_popcnt_epi64(E::wide([q, x]).0));
+                    *pv = _mm512_add_epi64(*pv, self.isa.count64(E::wide([q, x]).0));
                 }
             }
             if TAIL {
                 let q = self.q_rest();
                 for (pv, code) in p.iter_mut().zip(codes) {
                     let d = self.rest(q, code);
-                    *pv = _mm512_add_epi64(*pv, _mm512_popcnt_epi64(d));
+                    *pv = _mm512_add_epi64(*pv, self.isa.count64(d));
                 }
             }
             self.isa.code_sums(p)
@@ -1183,8 +1267,8 @@ pub(super) fn window_words(bytes: usize) -> usize {
 
 /// [`Avx512::stream_windows`]' groups: eight codes of `bytes` bytes from `b`, `8 / L` per
 /// register in windows of `L` words.
-struct Windows<E, const L: usize> {
-    isa: Avx512,
+struct Windows<E, const L: usize, const VP: bool> {
+    isa: Avx512<VP>,
     b: *const u8,
     /// The query at each window's offset.
     q: V512,
@@ -1198,7 +1282,7 @@ struct Windows<E, const L: usize> {
     expr: std::marker::PhantomData<E>,
 }
 
-impl<E: WideExpr, const L: usize> Group for Windows<E, L> {
+impl<E: WideExpr, const L: usize, const VP: bool> Group for Windows<E, L, VP> {
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         let per = 8 / L;
@@ -1212,7 +1296,7 @@ impl<E: WideExpr, const L: usize> Group for Windows<E, L> {
                 let raw = _mm512_maskz_loadu_epi8(self.loaded, at.cast());
                 let x = V512(_mm512_permutexvar_epi32(self.spread, raw));
                 let d = _mm512_and_si512(E::wide([self.q, x]).0, self.keep);
-                *pv = _mm512_popcnt_epi64(d);
+                *pv = self.isa.count64(d);
             }
             self.isa.code_sums(p)
         }
@@ -1221,8 +1305,8 @@ impl<E: WideExpr, const L: usize> Group for Windows<E, L> {
 
 /// [`Avx512::stream_bytes`]' groups: eight codes of `bytes` bytes from `b`, one per register,
 /// the padding's count taken off.
-struct Bytes<E> {
-    isa: Avx512,
+struct Bytes<E, const VP: bool> {
+    isa: Avx512<VP>,
     b: *const u8,
     q: V512,
     bytes: usize,
@@ -1231,7 +1315,7 @@ struct Bytes<E> {
     expr: std::marker::PhantomData<E>,
 }
 
-impl<E: WideExpr> Group for Bytes<E> {
+impl<E: WideExpr, const VP: bool> Group for Bytes<E, VP> {
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         // SAFETY: the caller's: the features are present, and each masked load reads only the
@@ -1241,7 +1325,7 @@ impl<E: WideExpr> Group for Bytes<E> {
             for (v, pv) in p.iter_mut().enumerate() {
                 let at = self.b.add((c + v) * self.bytes);
                 let x = V512(_mm512_maskz_loadu_epi8(self.mask, at.cast()));
-                *pv = _mm512_popcnt_epi64(E::wide([self.q, x]).0);
+                *pv = self.isa.count64(E::wide([self.q, x]).0);
             }
             _mm512_sub_epi64(self.isa.code_sums(p), self.pad)
         }
@@ -1250,7 +1334,8 @@ impl<E: WideExpr> Group for Bytes<E> {
 
 /// [`Avx512::stream_short`]'s groups: [`PER`](Self::PER) codes of `B` bytes from `b`, each
 /// widened to a lane.
-struct Short<E, const B: usize> {
+struct Short<E, const B: usize, const VP: bool> {
+    isa: Avx512<VP>,
     b: *const u8,
     /// The query, repeated across the lanes.
     q: V512,
@@ -1262,12 +1347,12 @@ struct Short<E, const B: usize> {
     expr: std::marker::PhantomData<E>,
 }
 
-impl<E, const B: usize> Short<E, B> {
+impl<E, const B: usize, const VP: bool> Short<E, B, VP> {
     /// Codes per register: sixteen in 32-bit lanes up to three bytes, eight in 64-bit lanes.
     const PER: usize = if B < 4 { 16 } else { 8 };
 }
 
-impl<E: WideExpr, const B: usize> Group for Short<E, B> {
+impl<E: WideExpr, const B: usize, const VP: bool> Group for Short<E, B, VP> {
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         // SAFETY: the caller's: the features are present, and the loads read the `PER * B`
@@ -1288,29 +1373,30 @@ impl<E: WideExpr, const B: usize> Group for Short<E, B> {
                 d = _mm512_and_si512(d, self.keep);
             }
             if Self::PER == 16 {
-                _mm512_popcnt_epi32(d)
+                self.isa.count32(d)
             } else {
-                _mm512_popcnt_epi64(d)
+                self.isa.count64(d)
             }
         }
     }
 }
 
 /// [`Avx512::stream_dwords`]' groups: sixteen codes of four bytes from `b`.
-struct Dwords<E> {
+struct Dwords<E, const VP: bool> {
+    isa: Avx512<VP>,
     b: *const u8,
     q: V512,
     expr: std::marker::PhantomData<E>,
 }
 
-impl<E: WideExpr> Group for Dwords<E> {
+impl<E: WideExpr, const VP: bool> Group for Dwords<E, VP> {
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         // SAFETY: the caller's: the features are present, and the 64 bytes at `c * 4` (codes
         // `c..c + 16`) lie inside the codes.
         unsafe {
             let x = V512(_mm512_loadu_si512(self.b.add(c * 4).cast()));
-            _mm512_popcnt_epi32(E::wide([self.q, x]).0)
+            self.isa.count32(E::wide([self.q, x]).0)
         }
     }
 }
@@ -2189,10 +2275,12 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn every_stream_gives_the_word_tile_counts() {
-        if crate::cpu::isa::isa() != crate::cpu::isa::Isa::Avx512 {
-            return;
+        for vpopcnt in avx512_forms() {
+            check::<Xor>("XOR", vpopcnt);
+            check::<Xnor>("XNOR", vpopcnt);
+            check::<And>("AND", vpopcnt);
         }
-        fn check<E: WideExpr>(name: &str) {
+        fn check<E: WideExpr>(name: &str, vpopcnt: bool) {
             let mut next = xorshift(0x2545_F491_4F6C_DD1D);
             let mut taken = 0;
             for bytes in (4..=64)
@@ -2218,18 +2306,46 @@ mod tests {
                     let task = consecutive(&a, m, &b, n, bytes);
                     let want = tile_counts::<E>(&task, n);
                     let mut got = vec![u64::MAX; m * n];
-                    if super::Avx512(()).stream::<E>(&task, &mut PairOut::tile(&mut got, n)) {
+                    if avx512_stream::<E>(vpopcnt, &task, &mut PairOut::tile(&mut got, n)) {
                         taken += 1;
-                        assert_eq!(got, want, "{name}, {bytes} bytes, {m} x {n}");
+                        assert_eq!(got, want, "{name}, {bytes} bytes, {m} x {n}, {vpopcnt}");
                     }
                 }
             }
             // Every size is streamed.
             assert_eq!(taken, 54 * 8, "{name}: sizes the streams did not take");
         }
-        check::<Xor>("XOR");
-        check::<Xnor>("XNOR");
-        check::<And>("AND");
+    }
+
+    /// The forms of the AVX-512 streams this CPU runs: with VPOPCNTDQ (`true`) where `isa()` is
+    /// AVX-512, and with F and BW alone (`false`, the nibble-lookup count) wherever F and BW are
+    /// present, AVX-512 CPUs included, so that a CPU with VPOPCNTDQ tests both.
+    #[cfg(target_arch = "x86_64")]
+    fn avx512_forms() -> Vec<bool> {
+        let full = crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512;
+        let bw = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("popcnt")
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw");
+        [(full, true), (bw, false)]
+            .into_iter()
+            .filter_map(|(has, form)| has.then_some(form))
+            .collect()
+    }
+
+    /// The AVX-512 stream in the form `vpopcnt` names (see [`avx512_forms`]).
+    #[cfg(target_arch = "x86_64")]
+    fn avx512_stream<E: WideExpr>(
+        vpopcnt: bool,
+        task: &PairTask<'_>,
+        out: &mut PairOut<'_, '_>,
+    ) -> bool {
+        match vpopcnt {
+            true => super::Avx512::<true>(()).stream::<E>(task, out),
+            // SAFETY: `avx512_forms` offers this form only where AVX2, POPCNT, AVX-512F and
+            // AVX-512BW were detected.
+            false => unsafe { super::stream_bw::<E>(task, out) },
+        }
     }
 
     /// The AVX2 streams give the word tile's counts: codes of 4 and 8 to 16 bytes, every
@@ -2318,9 +2434,13 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn long_rows_store_aligned_at_every_offset() {
-        if crate::cpu::isa::isa() != crate::cpu::isa::Isa::Avx512 {
-            return;
+        for vpopcnt in avx512_forms() {
+            long_rows_store_aligned(vpopcnt);
         }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn long_rows_store_aligned(vpopcnt: bool) {
         let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         const GUARD: usize = 128;
         for bytes in [1, 2, 3, 4, 7, 8, 10, 12, 16, 18, 31, 64, 100, 128, 300, 512] {
@@ -2346,7 +2466,7 @@ mod tests {
                             col: 0,
                             non_temporal,
                         };
-                        assert!(super::Avx512(()).stream::<Xnor>(&task, &mut out));
+                        assert!(avx512_stream::<Xnor>(vpopcnt, &task, &mut out));
                         let at = |i: usize| {
                             let mut w = [0u8; 8];
                             w[..es].copy_from_slice(&buf[start + i * es..start + (i + 1) * es]);
