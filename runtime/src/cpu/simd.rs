@@ -260,8 +260,9 @@ multiversion! {
     /// packed for the wide tile: a single query against short codes costs the wide tile's set-up
     /// (a stack frame of its every variant) more than its counting, and ten queries against a
     /// thousand codes of 16 bytes took 2.8 us through the packed tile and 1.7 us streamed (at 100
-    /// queries the tile is ahead). `false`, with nothing written, where the stream does not take
-    /// the layout or the CPU lacks AVX-512.
+    /// queries the tile is ahead). On AVX2 the AVX2 streams take the sizes they name, and the
+    /// AVX-512 streams on F and BW alone ([`stream_bw`]) the others where the CPU has those.
+    /// `false`, with nothing written, where no stream takes the layout on this CPU.
     #[inline]
     pub(crate) fn stream_few[E: WideExpr][E](task: &PairTask<'_>, out: &mut PairOut<'_, '_>) -> bool {
         baseline => {
