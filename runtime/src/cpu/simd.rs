@@ -260,8 +260,9 @@ multiversion! {
     /// packed for the wide tile: a single query against short codes costs the wide tile's set-up
     /// (a stack frame of its every variant) more than its counting, and ten queries against a
     /// thousand codes of 16 bytes took 2.8 us through the packed tile and 1.7 us streamed (at 100
-    /// queries the tile is ahead). On AVX2 the AVX2 streams take the sizes they name, and the
-    /// AVX-512 streams on F and BW alone ([`stream_bw`]) the others where the CPU has those.
+    /// queries the tile is ahead). On AVX2 the AVX-512 streams on F and BW alone
+    /// ([`stream_bw`]) take the sizes they name where the CPU has those, the AVX2 streams theirs
+    /// otherwise.
     /// `false`, with nothing written, where no stream takes the layout on this CPU.
     #[inline]
     pub(crate) fn stream_few[E: WideExpr][E](task: &PairTask<'_>, out: &mut PairOut<'_, '_>) -> bool {
@@ -271,7 +272,7 @@ multiversion! {
         },
         avx2 => {
             task.a_rows < packed_stream_rows(task.k * task.elem_size)
-                && (wide::Avx2(()).stream::<E>(task, out) || stream_bw::<E>(task, out))
+                && (stream_bw::<E>(task, out) || wide::Avx2(()).stream::<E>(task, out))
         },
         avx512 => {
             task.a_rows < packed_stream_rows(task.k * task.elem_size)
@@ -280,8 +281,8 @@ multiversion! {
     }
 }
 
-/// The AVX-512 streams on a CPU with F and BW but no VPOPCNTDQ, for the sizes the AVX2 streams do
-/// not take ([`wide::bw_streams`]); `false`, with nothing written, elsewhere.
+/// The AVX-512 streams on a CPU with F and BW but no VPOPCNTDQ, for the sizes
+/// [`wide::bw_streams`] names; `false`, with nothing written, elsewhere.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn stream_bw<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) -> bool {
@@ -301,7 +302,7 @@ multiversion! {
     pub(crate) fn pair_words[E: WideExpr][E](task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
         baseline => tiles::pair_words_body::<E, _>(Scalar, task, out),
         avx2 => {
-            if wide::Avx2(()).stream::<E>(task, out) || stream_bw::<E>(task, out) {
+            if stream_bw::<E>(task, out) || wide::Avx2(()).stream::<E>(task, out) {
                 return;
             }
             // Codes of three or more words, the last a part-word, count by `popcnt` too: with
