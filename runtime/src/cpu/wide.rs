@@ -490,8 +490,9 @@ impl<const VP: bool> Avx512<VP> {
     /// Rows of `a` against rows of `b` as they lie, for codes of the sizes [`streams`] names in
     /// consecutive rows (a few queries against a database). For 4, 8, 16, 32 or 64 bytes, each
     /// 64-byte load of `b` holds whole codes, meets the query repeated across the register, and
-    /// one VPOPCNT counts them all (with `VP` false, a nibble lookup and `vpsadbw`); adjacent counts of a code are summed across registers
-    /// (`vpermt2q`), so that one register holds eight codes' results. Other sizes are widened
+    /// one VPOPCNT counts them all (with `VP` false, a nibble lookup and `vpsadbw`); adjacent
+    /// counts of a code are summed across registers (`vpermt2q`), so that one register holds
+    /// eight codes' results. Other sizes are widened
     /// as they are loaded, or span registers. `false` (nothing written) for other layouts.
     #[inline(always)]
     pub(in crate::cpu) fn stream<E: WideExpr>(
@@ -628,7 +629,7 @@ impl<const VP: bool> Avx512<VP> {
         for i in 0..task.a_rows {
             let mut qp = [0u8; 256];
             qp[..bytes].copy_from_slice(&task.a[i * task.a_stride..i * task.a_stride + bytes]);
-            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); `qp` holds 256
+            // SAFETY: the value's features are present (see `Avx512`); `qp` holds 256
             // bytes; the codes `c < n` are read by `R` loads of 64 bytes and a masked
             // load of their other `rest` bytes, inside `b` (`n * bytes` bytes, checked by the
             // slice).
@@ -682,7 +683,7 @@ impl<const VP: bool> Avx512<VP> {
         };
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
-            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); the query `q` and
+            // SAFETY: the value's features are present (see `Avx512`); the query `q` and
             // each code `c < n` are read by `regs` loads of 64 bytes and a masked load of their
             // other bytes, inside `q` (checked by the slice) and `b` (`n * bytes` bytes,
             // checked by the slice).
@@ -719,7 +720,7 @@ impl<const VP: bool> Avx512<VP> {
         let b = &task.b[..n * bytes];
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
-            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); `q` holds one
+            // SAFETY: the value's features are present (see `Avx512`); `q` holds one
             // code (checked by the slice), and the groups read codes `c..c + 8` (or `c + 16`)
             // for `c + 8 <= n` (or `c + 16 <= n`), inside `b` (`n` codes, checked by the slice).
             let done = unsafe {
@@ -775,7 +776,7 @@ impl<const VP: bool> Avx512<VP> {
                 let off = w * bytes % 4;
                 qw[w * win + off..w * win + off + bytes].copy_from_slice(q);
             }
-            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); the codes
+            // SAFETY: the value's features are present (see `Avx512`); the codes
             // `c < n` are read by masked loads of their own bytes, inside `b` (`n * bytes`
             // bytes, checked by the slice).
             let done = unsafe {
@@ -819,7 +820,7 @@ impl<const VP: bool> Avx512<VP> {
         for i in 0..task.a_rows {
             let mut qp = [0u8; 64];
             qp[..bytes].copy_from_slice(&task.a[i * task.a_stride..i * task.a_stride + bytes]);
-            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); the codes
+            // SAFETY: the value's features are present (see `Avx512`); the codes
             // `c < n` are read by masked loads of their own `bytes` bytes, inside `b`
             // (`n * bytes` bytes, checked by the slice).
             let done = unsafe {
@@ -886,7 +887,7 @@ impl<const VP: bool> Avx512<VP> {
             let mut qb = [0u8; 8];
             qb[..B].copy_from_slice(&task.a[i * task.a_stride..i * task.a_stride + B]);
             let q = u64::from_le_bytes(qb);
-            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); the groups read the
+            // SAFETY: the value's features are present (see `Avx512`); the groups read the
             // `short * B` bytes of codes `c..c + short` for `c + short <= n`,
             // inside `b` (`n * B` bytes, checked by the slice).
             let done = unsafe {
@@ -935,7 +936,7 @@ impl<const VP: bool> Avx512<VP> {
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + 4];
             let q32 = u32::from_le_bytes(q.try_into().unwrap_or([0; 4]));
-            // SAFETY: AVX-512F and BW are present, and VPOPCNTDQ where `VP` says so (see `Avx512`); the groups
+            // SAFETY: the value's features are present (see `Avx512`); the groups
             // read 64 bytes at `c * 4` for `c + 16 <= n`, inside `b` (`n * 4` bytes).
             let done = unsafe {
                 let qv = V512(_mm512_set1_epi32(q32 as i32));
