@@ -366,7 +366,8 @@ impl<'a> Batch<'a> {
     /// the kernel is wide and the reduction a sum: `b` is then packed for the wide kernel, in
     /// place when it already is (whatever the rows of `a`), else in tiles when enough rows of `a`
     /// pay for it. `call_rows`: the most rows of `a` a kernel call takes (knn's calls take a
-    /// block of rows, which stream whatever the rows of `a`).
+    /// block of rows, which stream whatever the rows of `a`, but for the sizes where
+    /// [`simd::streams_by_call`] says the call's rows decide).
     fn new(
         s: &Shape,
         (a, b): (Rows<'a>, Rows<'a>),
@@ -381,7 +382,11 @@ impl<'a> Batch<'a> {
             None
         };
         // Rows that stream read `b` as it lies.
-        let streamed = s.m.min(call_rows) < simd::stream_rows(s.k * s.es)
+        let rows = match simd::streams_by_call(s.k * s.es) {
+            true => s.m,
+            false => s.m.min(call_rows),
+        };
+        let streamed = rows < simd::stream_rows(s.k * s.es)
             && b.stride == s.k * s.es
             && simd::streams(s.k * s.es);
         let pack = wide_sum && in_place.is_none() && s.m >= PACK_ROWS && !streamed;
