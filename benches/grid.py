@@ -161,7 +161,7 @@ def measure(args):
             # bytes): no cell for it, and the report says so.
             why = str(e).splitlines()[-1]
             rejected[f"{op},{size},{q},{n},{k}"] = why[why.find("Error: ") + 7:] if "Error: " in why else why
-            print(f"{args.peer} {op} {size}B q={q} n={n} k={k}: rejected: {str(e).splitlines()[-1]}", flush=True)
+            print(f"{args.peer} {op} {size}B q={q} n={n} k={k}: rejected: {why}", flush=True)
             continue
         results[f"{op},{size},{q},{n},{k}"] = t
         print(f"{args.peer} {op} {size}B q={q} n={n} k={k}: {t * 1e3:.3f} ms", flush=True)

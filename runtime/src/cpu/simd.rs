@@ -278,8 +278,7 @@ pub(crate) fn streams_by_call(bytes: usize) -> bool {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn long_avx2(bytes: usize) -> bool {
-    bytes >= 32
-        && bytes.is_multiple_of(32)
+    wide::long_avx2_streams(bytes)
         && super::isa::isa() == super::isa::Isa::Avx2
         && !super::isa::avx512bw()
 }

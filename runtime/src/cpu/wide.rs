@@ -440,7 +440,7 @@ pub(super) unsafe fn stream_bw<E: WideExpr>(
 /// streams, a register holds twice the codes (one query against 100,000 codes of 8 bytes:
 /// 55 us in AVX2 registers, 24 us in AVX-512 ones).
 pub(super) fn bw_streams(bytes: usize) -> bool {
-    streams(bytes) && !(matches!(bytes, 4 | 8 | 9..=16) && window_words(bytes) == 8)
+    streams(bytes) && !(short_avx2_streams(bytes) && window_words(bytes) == 8)
 }
 
 /// Whether [`Avx512::stream`] takes codes of `bytes` bytes (in consecutive rows).
@@ -1552,7 +1552,18 @@ pub(super) const AVX2_POPCNT_WORDS: usize = 4;
 /// registers halve the lookups per code (one query against 100,000 codes of 32 bytes: 0.17 ms
 /// to 0.09 ms).
 pub(super) fn avx2_streams(bytes: usize) -> bool {
-    matches!(bytes, 4 | 8 | 9..=16) || (bytes >= 32 && bytes.is_multiple_of(32))
+    short_avx2_streams(bytes) || long_avx2_streams(bytes)
+}
+
+/// The sizes of [`avx2_streams`] that hold a code in part of a register: 4 and 8 to 16 bytes.
+fn short_avx2_streams(bytes: usize) -> bool {
+    matches!(bytes, 4 | 8 | 9..=16)
+}
+
+/// The sizes of [`avx2_streams`] that hold a code in whole registers ([`Long8`]): multiples of
+/// 32 bytes.
+pub(super) fn long_avx2_streams(bytes: usize) -> bool {
+    bytes >= 32 && bytes.is_multiple_of(32)
 }
 
 /// An AVX2 stream's results for one row of `a`, eight codes at a time: `at(c)` holds the counts
@@ -2544,21 +2555,15 @@ mod tests {
             let a = vec![0xFFu8; bytes];
             let b = vec![0xFFu8; n * bytes];
             let task = consecutive(&a, 1, &b, n, bytes);
+            fn streamed<E: WideExpr>(task: &PairTask<'_>, n: usize) -> Vec<u64> {
+                let mut got = vec![0u64; n];
+                let taken = super::Avx2(()).stream::<E>(task, &mut PairOut::tile(&mut got, n));
+                assert!(taken, "{} bytes not streamed", task.k);
+                got
+            }
             for (name, got) in [
-                ("XNOR", {
-                    let mut got = vec![0u64; n];
-                    let taken =
-                        super::Avx2(()).stream::<Xnor>(&task, &mut PairOut::tile(&mut got, n));
-                    assert!(taken, "{bytes} bytes not streamed");
-                    got
-                }),
-                ("AND", {
-                    let mut got = vec![0u64; n];
-                    let taken =
-                        super::Avx2(()).stream::<And>(&task, &mut PairOut::tile(&mut got, n));
-                    assert!(taken, "{bytes} bytes not streamed");
-                    got
-                }),
+                ("XNOR", streamed::<Xnor>(&task, n)),
+                ("AND", streamed::<And>(&task, n)),
             ] {
                 assert_eq!(got, vec![bytes as u64 * 8; n], "{name}, {bytes} bytes");
             }
