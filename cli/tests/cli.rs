@@ -503,6 +503,39 @@ fn help_ops_devices_and_bench() {
     );
 }
 
+/// `bench --device gpu` allocates what the op uses: an element-wise op of 256 Mi u8 elements
+/// needs no index buffer (it had asked for one of 8 bytes an element, 2 GiB, past lavapipe's
+/// largest buffer, and failed), and knn times the same way with its indices.
+#[test]
+fn gpu_bench_allocates_what_the_op_uses() {
+    if common::gpu::gpu().is_none() {
+        return;
+    }
+    for args in [
+        &["bench", "xor", "--dtype", "u8", "--shape", "268435456"][..],
+        &[
+            "bench",
+            "hamming_cdist",
+            "--dtype",
+            "u8",
+            "--shape",
+            "3,32",
+            "--shape-b",
+            "1000,32",
+            "--knn",
+            "5",
+        ][..],
+    ] {
+        let r = run(&[args, &["--device", "gpu", "--runs", "1"]].concat());
+        let s = String::from_utf8_lossy(&r.stdout);
+        assert!(
+            r.status.success() && s.contains("on GPU: ") && s.contains("ratio op/copy"),
+            "{args:?}: {s}{}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+    }
+}
+
 /// The one-line contract of a failure, with no control byte (a hostile header must not reach the
 /// terminal raw), and the exit status.
 fn one_clean_error_line(r: &std::process::Output, status: i32) -> String {
