@@ -199,13 +199,16 @@ pub(crate) const STREAM_ROWS: usize = 2 * tiles::RB;
 /// whole register for each code, and from about ten rows the AVX2 tile's count of their words
 /// was as fast (ten queries against 1,000 codes of 48 bytes: 22 us through the tile, 26 us
 /// streamed; sixty queries, 80 us and 115 us).
-/// On a CPU with AVX2 alone, codes of a multiple of 32 bytes ([`wide::avx2_streams`])
+/// On a CPU with AVX2 alone, codes of a multiple of 16 bytes from 32 ([`wide::avx2_streams`])
 /// stream for fewer than 32 rows: on AMD Zen 3, against 1,000 codes of 64 bytes, 16 queries
 /// took 20 us streamed and 31 us through the tile, 32 queries 48 and 43 us (128 bytes: 44
 /// and 76 us, 137 and 119 us); 20 queries against 100,000 codes of 64 bytes 2.9 and 3.8 ms.
 /// Codes of 32 bytes, one register each, stream for fewer than 16: 16 queries against 1,000
 /// took 19 us streamed and 16.7 us through the tile, 4 to 10 queries alike either way, and 10
-/// against 100,000 0.63 and 1.07 ms.
+/// against 100,000 0.63 and 1.07 ms. Codes of 48 bytes, a register and a half, stream for
+/// fewer than 12: against 1,000 codes, one query took 2.7 us streamed and 4.1 us through the
+/// tile, 10 queries 22 and 24 us, 16 queries 25 and 21 us, 20 queries 28-30 and 22-24 us;
+/// codes of 80 bytes gain at 16 queries still (38 and 64 us).
 #[inline(always)]
 pub(crate) fn stream_rows(bytes: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
@@ -214,10 +217,10 @@ pub(crate) fn stream_rows(bytes: usize) -> usize {
     }
     #[cfg(target_arch = "x86_64")]
     if long_avx2(bytes) {
-        return if bytes == 32 {
-            STREAM_ROWS
-        } else {
-            2 * STREAM_ROWS
+        return match bytes {
+            32 => STREAM_ROWS,
+            48 => 12,
+            _ => 2 * STREAM_ROWS,
         };
     }
     #[cfg(target_arch = "x86_64")]
@@ -238,12 +241,12 @@ pub(crate) fn stream_rows(bytes: usize) -> usize {
 }
 
 /// Rows of a task below which [`stream_few`] streams codes of `bytes` bytes even where `b` was
-/// packed for the wide tile (where a task holds rows of a call that has enough of them to pack,
-/// or `b` is packed as it lies): [`stream_rows`], but no more than [`STREAM_ROWS`] for codes of
-/// more than 8 bytes, whose packing is then paid for.
-/// For the AVX2 streams of codes of a multiple of 32 bytes, fewer than eight: the rows of a call
-/// that packs `b` (16 or more for codes of 32 bytes, 32 or more for longer ones) split into tasks
-/// of about a dozen, and knn's into blocks of eight, for which the tile was ahead.
+/// packed for the wide tile (where a task holds rows of a call that has enough of them to pack, or
+/// `b` is packed as it lies): [`stream_rows`], but no more than [`STREAM_ROWS`] for codes of more
+/// than 8 bytes, whose packing is then paid for. For the AVX2 streams of codes of a multiple of 16
+/// bytes from 32, fewer than eight: the rows of a call that packs `b` (16 or more for codes of 32
+/// bytes, 32 or more for longer ones) split into tasks of about a dozen, and knn's into blocks of
+/// eight, for which the tile was ahead.
 #[inline(always)]
 fn packed_stream_rows(bytes: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
@@ -257,9 +260,9 @@ fn packed_stream_rows(bytes: usize) -> usize {
 }
 
 /// Whether a call's rows of `a`, not a kernel call's, decide if codes of `bytes` bytes stream
-/// ([`stream_rows`]): the AVX2 streams of codes of a multiple of 32 bytes, where knn's blocks of
-/// eight rows of a call of 100 queries had streamed and run at 0.68x-0.9x the packed tile (1,000
-/// queries against 1,000 codes of 64 bytes, k = 1: 1.5 ms against 1.0 ms).
+/// ([`stream_rows`]): the AVX2 streams of codes of a multiple of 16 bytes from 32, where knn's
+/// blocks of eight rows of a call of 100 queries had streamed and run at 0.68x-0.9x the packed tile
+/// (1,000 queries against 1,000 codes of 64 bytes, k = 1: 1.5 ms against 1.0 ms).
 #[inline(always)]
 pub(crate) fn streams_by_call(bytes: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -273,8 +276,8 @@ pub(crate) fn streams_by_call(bytes: usize) -> bool {
     }
 }
 
-/// Whether codes of `bytes` bytes take the AVX2 streams of codes of a multiple of 32 bytes on
-/// this CPU: AVX2 without AVX-512 F and BW, whose streams take those sizes first.
+/// Whether codes of `bytes` bytes take the AVX2 streams of codes of a multiple of 16 bytes from 32
+/// on this CPU: AVX2 without AVX-512 F and BW, whose streams take those sizes first.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn long_avx2(bytes: usize) -> bool {

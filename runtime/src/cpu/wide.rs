@@ -433,14 +433,15 @@ pub(super) unsafe fn stream_bw<E: WideExpr>(
 
 /// Whether codes of `bytes` bytes (in consecutive rows) stream through [`stream_bw`] on a CPU
 /// with AVX-512 F and BW but no VPOPCNTDQ: every size the AVX-512 streams take but 15 bytes,
-/// which they read one per register where the AVX2 stream reads two 16-byte windows to a
-/// register (one query against 1,000 codes: 1.2 us in AVX2 windows, 1.5 us one per register).
+/// which they read in 32-byte windows, two to a register, where the AVX2 stream reads two
+/// 16-byte windows to a register of half the width (one query against 1,000 codes: 1.2 us in
+/// AVX2 windows, 1.5 us in AVX-512 ones).
 /// Where the AVX2 word tile counted codes by scalar `popcnt` (a word a cycle, on one port), the
 /// nibble lookup counts a 64-byte register in about four cycles on two ports; against the AVX2
 /// streams, a register holds twice the codes (one query against 100,000 codes of 8 bytes:
 /// 55 us in AVX2 registers, 24 us in AVX-512 ones).
 pub(super) fn bw_streams(bytes: usize) -> bool {
-    streams(bytes) && !(short_avx2_streams(bytes) && window_words(bytes) == 8)
+    streams(bytes) && bytes != 15
 }
 
 /// Whether [`Avx512::stream`] takes codes of `bytes` bytes (in consecutive rows).
@@ -1546,7 +1547,8 @@ pub(super) const AVX2_POPCNT_WORDS: usize = 4;
 
 /// Whether [`Avx2::stream`] takes codes of `bytes` bytes (in consecutive rows): 4, 8 and 16,
 /// eight, four and two codes to a register, 9 to 15 as 16-byte windows ([`Windows8`]), and
-/// multiples of 32 bytes, one code to one or more registers ([`Long8`]).
+/// multiples of 16 bytes from 32, one code to one or more registers and, for an odd multiple,
+/// the low half of one more ([`Long8`]).
 /// Other codes of more than 16 bytes keep the word tile's scalar `popcnt` on a CPU with AVX2
 /// alone; with AVX-512 F and BW they take the AVX-512 streams ([`bw_streams`]), whose 64-byte
 /// registers halve the lookups per code (one query against 100,000 codes of 32 bytes: 0.17 ms
@@ -1560,10 +1562,10 @@ fn short_avx2_streams(bytes: usize) -> bool {
     matches!(bytes, 4 | 8 | 9..=16)
 }
 
-/// The sizes of [`avx2_streams`] that hold a code in whole registers ([`Long8`]): multiples of
-/// 32 bytes.
+/// The sizes of [`avx2_streams`] that hold a code in whole registers and at most a half
+/// ([`Long8`]): multiples of 16 bytes from 32.
 pub(super) fn long_avx2_streams(bytes: usize) -> bool {
-    bytes >= 32 && bytes.is_multiple_of(32)
+    bytes >= 32 && bytes.is_multiple_of(16)
 }
 
 /// An AVX2 stream's results for one row of `a`, eight codes at a time: `at(c)` holds the counts
@@ -1749,21 +1751,24 @@ impl<E: WideExpr, const BYTES: usize> Group8 for Windows8<E, BYTES> {
     }
 }
 
-/// Codes of a multiple of 32 bytes, each in `R` registers (`R` 0: `bytes / 32` of them, a size
-/// known at run time): a code's byte counts summed across its registers in bytes (sixteen
-/// registers' counts, at most 128, fit a byte) and then by `vpsadbw` into four 64-bit lanes,
-/// eight codes' lanes then summed across. Against the word tile's scalar `popcnt` (which
+/// Codes of a multiple of 16 bytes from 32, each in `R` registers (`R` 0: `bytes / 32` of them, a
+/// size known at run time) and, where `bytes` is an odd multiple of 16, the low half of one more: a
+/// code's byte counts summed across its registers in bytes (sixteen registers' counts, at most 128,
+/// fit a byte) and then by `vpsadbw` into four 64-bit lanes, the half register's by a `vpsadbw` of
+/// its own, eight codes' lanes then summed across. Against the word tile's scalar `popcnt` (which
 /// FAISS's `HammingComputer`s also use), the nibble lookup runs on the vector units: on AMD Zen 3,
-/// whose four integer pipes count a word each per cycle, one query against 1,000 codes took
-/// 1.3 us against 1.7 us for codes of 32 bytes, 1.9 against 3.8 for 64, and 6.7 against 14.8
-/// for 256 (one thread). On an AVX2 Xeon (one `popcnt` per cycle, one `vpshufb`) codes of 32
-/// bytes had run alike streamed one per register and through the tile (0.33 and 0.31 ms
-/// against 100,000 codes), where longer ones sum two or more registers' bytes per `vpsadbw`.
+/// whose four integer pipes count a word each per cycle, one query against 1,000 codes took 1.3 us
+/// against 1.7 us for codes of 32 bytes, 1.9 against 3.8 for 64, and 6.7 against 14.8 for 256 (one
+/// thread). On an AVX2 Xeon (one `popcnt` per cycle, one `vpshufb`) codes of 32 bytes had run alike
+/// streamed one per register and through the tile (0.33 and 0.31 ms against 100,000 codes), where
+/// longer ones sum two or more registers' bytes per `vpsadbw`.
 struct Long8<E, const R: usize> {
     b: *const u8,
     /// The query's `bytes` bytes.
     q: *const u8,
     bytes: usize,
+    /// Whether a code ends in 16 bytes past its whole registers (`bytes` an odd multiple of 16).
+    half: bool,
     expr: std::marker::PhantomData<E>,
 }
 
@@ -1787,6 +1792,20 @@ impl<E: WideExpr, const R: usize> Group8 for Long8<E, R> {
                         counts = _mm256_add_epi8(counts, byte_counts(E::wide([q, x]).0));
                         t += 1;
                     }
+                    *pv = _mm256_add_epi64(*pv, _mm256_sad_epu8(counts, _mm256_setzero_si256()));
+                }
+                if self.half {
+                    // The last 16 bytes, in the low half of a register; the high half's counts
+                    // (of the expression on zeros, 8 a byte under XNOR) are masked off.
+                    let at = regs * 32;
+                    let q = V256(_mm256_zextsi128_si256(_mm_loadu_si128(
+                        self.q.add(at).cast(),
+                    )));
+                    let x = V256(_mm256_zextsi128_si256(_mm_loadu_si128(code.add(at).cast())));
+                    let counts = _mm256_and_si256(
+                        byte_counts(E::wide([q, x]).0),
+                        _mm256_setr_epi64x(-1, -1, 0, 0),
+                    );
                     *pv = _mm256_add_epi64(*pv, _mm256_sad_epu8(counts, _mm256_setzero_si256()));
                 }
             }
@@ -1864,13 +1883,13 @@ unsafe fn store8_avx2<const ES: usize>(out: &mut PairOut<'_, '_>, i: usize, j: u
 }
 
 impl Avx2 {
-    /// Rows of `a` against rows of `b` as they lie, for codes of the sizes [`avx2_streams`]
-    /// names in consecutive rows (a few queries against a database): the query held in a
-    /// register (codes of a multiple of 32 bytes read it from memory), eight codes' counts a
-    /// step (by nibble lookup, `vpshufb`), stored into the output's type from the register. Before,
-    /// AVX2 CPUs took the word tile for these, at one scalar `popcnt` a word and its results
-    /// stored one at a time: one query against 100,000 codes of 4 bytes took 0.23 ms (0.48x
-    /// FAISS). `false` (nothing written) for other layouts.
+    /// Rows of `a` against rows of `b` as they lie, for codes of the sizes [`avx2_streams`] names
+    /// in consecutive rows (a few queries against a database): the query held in a register (codes
+    /// of a multiple of 16 bytes from 32 read it from memory), eight codes' counts a step (by
+    /// nibble lookup, `vpshufb`), stored into the output's type from the register. Before, AVX2
+    /// CPUs took the word tile for these, at one scalar `popcnt` a word and its results stored one
+    /// at a time: one query against 100,000 codes of 4 bytes took 0.23 ms (0.48x FAISS). `false`
+    /// (nothing written) for other layouts.
     #[inline(always)]
     pub(in crate::cpu) fn stream<E: WideExpr>(
         self,
@@ -1887,7 +1906,8 @@ impl Avx2 {
             let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
             // SAFETY: AVX2 is present (see `Avx2`); the query's loads read `q` (checked by the
             // slice: 4, 8 or 16 bytes as the sizes match, a copy of 16, or for codes of a
-            // multiple of 32 bytes its `bytes` bytes, read in whole registers), and the groups
+            // multiple of 16 bytes from 32 its `bytes` bytes, read in whole registers and a last
+            // half), and the groups
             // read codes `c..c + 8` for `c + 8 <= n`, inside `b` (`n` codes, checked by the slice),
             // and for codes of 9 to 15 bytes 16 bytes from each code's start for
             // `c + 8 <= n - 1`: at most to byte `(n - 2) * bytes + 16`, inside `b`.
@@ -1970,6 +1990,7 @@ impl Avx2 {
                                         b: b.as_ptr(),
                                         q: q.as_ptr(),
                                         bytes,
+                                        half: !bytes.is_multiple_of(32),
                                         expr: std::marker::PhantomData,
                                     },
                                 )
@@ -2473,10 +2494,12 @@ mod tests {
             const GUARD: usize = 64;
             let mut next = xorshift(0xD1B5_4A32_D192_ED03);
             let mut taken = 0;
-            // Multiples of 32 bytes: one, two, three and four registers a code, and seventeen
-            // (a code's byte counts summed by `vpsadbw` every sixteen).
+            // Multiples of 16 bytes from 32: one, two, three and four registers a code, and
+            // seventeen (a code's byte counts summed by `vpsadbw` every sixteen), each also with
+            // a half register after them (48, 80, 144: the count of the half's high lanes, which
+            // XNOR and MIXED would make nonzero, is masked off; 528: sixteen and a half).
             let sizes = [
-                4, 8, 9, 10, 11, 12, 13, 14, 15, 16, 32, 64, 96, 128, 256, 544,
+                4, 8, 9, 10, 11, 12, 13, 14, 15, 16, 32, 48, 64, 80, 96, 128, 144, 256, 528, 544,
             ];
             for bytes in sizes {
                 for (m, n) in [(1, 0), (1, 1), (1, 7), (2, 8), (1, 9), (3, 63), (2, 201)] {
@@ -2522,7 +2545,7 @@ mod tests {
                 }
             }
             // Sizes the AVX2 streams do not take are left to the tiles, unwritten.
-            for bytes in [1, 2, 3, 5, 7, 17, 20, 24, 40, 48, 80] {
+            for bytes in [1, 2, 3, 5, 7, 17, 20, 24, 40, 56, 88] {
                 let (a, b) = (vec![0u8; 2 * bytes], vec![0u8; 9 * bytes]);
                 let task = consecutive(&a, 2, &b, 9, bytes);
                 let mut got = vec![u64::MAX; 18];
@@ -2533,6 +2556,13 @@ mod tests {
                 );
             }
             assert!(taken >= sizes.len() * 7 * 2, "{name}: {taken} checks");
+            // With AVX-512 F and BW, 15 bytes stays in these windows; the sizes about it do not.
+            assert!(!super::bw_streams(15));
+            assert!(
+                [4, 8, 14, 16, 32, 48, 64]
+                    .into_iter()
+                    .all(super::bw_streams)
+            );
         }
         check::<Xor>("XOR");
         check::<Xnor>("XNOR");
@@ -2540,17 +2570,17 @@ mod tests {
         check::<Mixed>("MIXED");
     }
 
-    /// The AVX2 stream of codes of a multiple of 32 bytes sums a code's byte counts in bytes for
+    /// The AVX2 stream of codes of a multiple of 16 bytes sums a code's byte counts in bytes for
     /// at most sixteen registers: codes equal to the query under XNOR (every bit counts, eight a
-    /// byte) of 32 and more registers, whose byte sums would pass 255 without that bound, give
-    /// every bit, and AND of all-ones codes alike.
+    /// byte) of 32 and more registers (1,040 bytes: 32 and a half), whose byte sums would pass
+    /// 255 without that bound, give every bit, and AND of all-ones codes alike.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn long_avx2_codes_count_every_bit() {
         if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Baseline {
             return;
         }
-        for bytes in [512, 1024, 2048, 4096] {
+        for bytes in [512, 1024, 1040, 2048, 4096] {
             let n = 9;
             let a = vec![0xFFu8; bytes];
             let b = vec![0xFFu8; n * bytes];
