@@ -269,11 +269,6 @@ fn gpu_bench(
         offset: 0,
         desc: *out_desc,
     };
-    let idx_region = GpuRegion {
-        buffer: &idx,
-        offset: 0,
-        desc: *idx_desc,
-    };
     let wait = || {
         g.device()
             .poll(wgpu::PollType::wait_indefinitely())
@@ -315,6 +310,12 @@ fn gpu_bench(
                         GpuInput::Output => None,
                     })
                     .collect();
+                // Bound for knn alone: the index buffer has its full size only here.
+                let idx_region = GpuRegion {
+                    buffer: &idx,
+                    offset: 0,
+                    desc: *idx_desc,
+                };
                 g.knn(
                     op,
                     call,

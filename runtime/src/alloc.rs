@@ -45,7 +45,10 @@ const BEYOND_CHECK: usize = 1 << 30;
 /// common on container hosts) the allocator grants it, and the first writes past the machine's
 /// memory end the process: a packed copy of a stride-0 view of 2 TiB ran on until killed on a
 /// 128 GiB machine, where a machine that refuses the allocation returns
-/// [`Error::AllocationFailed`]. Requests past this size are refused on every machine alike.
+/// [`Error::AllocationFailed`]. Requests past this size are refused whatever the overcommit
+/// policy, also where they would only be touched in part (a large [`zeroed_vec`] a caller fills
+/// sparsely). A container's memory limit (cgroups) is lower than `MemTotal` and not consulted:
+/// this refuses what no process on the machine could have, not all that this one cannot.
 fn backable_bytes() -> Option<u64> {
     static BYTES: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *BYTES.get_or_init(|| {
@@ -97,7 +100,9 @@ mod tests {
             return;
         };
         assert!(m >= 1 << 20, "{m} bytes");
-        let past = usize::try_from(m).unwrap().saturating_add(1 << 30);
+        let past = usize::try_from(m)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1 << 30);
         let e = match super::zeroed_vec::<u8>(past, "packed") {
             Ok(v) => panic!("{} bytes granted past the machine's {m}", v.len()),
             Err(e) => e,

@@ -245,8 +245,8 @@ pub(crate) fn stream_rows(bytes: usize) -> usize {
 /// `b` is packed as it lies): [`stream_rows`], but no more than [`STREAM_ROWS`] for codes of more
 /// than 8 bytes, whose packing is then paid for. For the AVX2 streams of codes of a multiple of 16
 /// bytes from 32, fewer than eight: the rows of a call that packs `b` (16 or more for codes of 32
-/// bytes, 32 or more for longer ones) split into tasks of about a dozen, and knn's into blocks of
-/// eight, for which the tile was ahead.
+/// bytes, 12 or more for 48, 32 or more for longer ones) split into tasks of about a dozen, and
+/// knn's into blocks of eight, for which the tile was ahead.
 #[inline(always)]
 fn packed_stream_rows(bytes: usize) -> usize {
     #[cfg(target_arch = "x86_64")]

@@ -1775,8 +1775,9 @@ struct Long8<E, const R: usize> {
 impl<E: WideExpr, const R: usize> Group8 for Long8<E, R> {
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m256i {
-        // SAFETY: the caller's: AVX2 is present, codes `c..c + 8` (each `bytes` bytes, `regs`
-        // registers) lie inside `b`, and the query holds `bytes` bytes.
+        // SAFETY: the caller's: AVX2 is present, codes `c..c + 8` (each `bytes` bytes: `regs`
+        // registers, then 16 bytes where `half`) lie inside `b`, and the query holds `bytes`
+        // bytes; the loads read `regs * 32` bytes of each, and the half's the 16 after them.
         unsafe {
             let regs = if R == 0 { self.bytes / 32 } else { R };
             let mut p = [_mm256_setzero_si256(); 8];
@@ -2479,7 +2480,7 @@ mod tests {
     }
 
     /// The AVX2 streams give the word tile's counts: codes of 4, 8 to 16 bytes and multiples of
-    /// 32, every
+    /// 16 from 32, every
     /// expression (XNOR counts what a narrow code or a masked word leaves), one to three rows of
     /// `a`, database sizes around the eight codes of a step, and outputs of 1, 2, 4 and 8 bytes
     /// at unaligned offsets with guards on both sides, written in every element and nowhere
