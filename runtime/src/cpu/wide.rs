@@ -1752,31 +1752,29 @@ impl<E: WideExpr, const BYTES: usize> Group8 for Windows8<E, BYTES> {
 }
 
 /// Codes of a multiple of 16 bytes from 32, each in `R` registers (`R` 0: `bytes / 32` of them, a
-/// size known at run time) and, where `bytes` is an odd multiple of 16, the low half of one more: a
-/// code's byte counts summed across its registers in bytes (sixteen registers' counts, at most 128,
-/// fit a byte) and then by `vpsadbw` into four 64-bit lanes, the half register's by a `vpsadbw` of
-/// its own, eight codes' lanes then summed across. Against the word tile's scalar `popcnt` (which
-/// FAISS's `HammingComputer`s also use), the nibble lookup runs on the vector units: on AMD Zen 3,
-/// whose four integer pipes count a word each per cycle, one query against 1,000 codes took 1.3 us
-/// against 1.7 us for codes of 32 bytes, 1.9 against 3.8 for 64, and 6.7 against 14.8 for 256 (one
-/// thread). On an AVX2 Xeon (one `popcnt` per cycle, one `vpshufb`) codes of 32 bytes had run alike
-/// streamed one per register and through the tile (0.33 and 0.31 ms against 100,000 codes), where
-/// longer ones sum two or more registers' bytes per `vpsadbw`.
-struct Long8<E, const R: usize> {
+/// size known at run time) and, where `HALF` (`bytes` an odd multiple of 16), the low half of one
+/// more: a code's byte counts summed across its registers in bytes (sixteen registers' counts, at
+/// most 128, fit a byte) and then by `vpsadbw` into four 64-bit lanes, the half register's by a
+/// `vpsadbw` of its own, eight codes' lanes then summed across. Against the word tile's scalar
+/// `popcnt` (which FAISS's `HammingComputer`s also use), the nibble lookup runs on the vector
+/// units: on AMD Zen 3, whose four integer pipes count a word each per cycle, one query against
+/// 1,000 codes took 1.3 us against 1.7 us for codes of 32 bytes, 1.9 against 3.8 for 64, and 6.7
+/// against 14.8 for 256 (one thread). On an AVX2 Xeon (one `popcnt` per cycle, one `vpshufb`) codes
+/// of 32 bytes had run alike streamed one per register and through the tile (0.33 and 0.31 ms
+/// against 100,000 codes), where longer ones sum two or more registers' bytes per `vpsadbw`.
+struct Long8<E, const R: usize, const HALF: bool> {
     b: *const u8,
     /// The query's `bytes` bytes.
     q: *const u8,
     bytes: usize,
-    /// Whether a code ends in 16 bytes past its whole registers (`bytes` an odd multiple of 16).
-    half: bool,
     expr: std::marker::PhantomData<E>,
 }
 
-impl<E: WideExpr, const R: usize> Group8 for Long8<E, R> {
+impl<E: WideExpr, const R: usize, const HALF: bool> Group8 for Long8<E, R, HALF> {
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m256i {
         // SAFETY: the caller's: AVX2 is present, codes `c..c + 8` (each `bytes` bytes: `regs`
-        // registers, then 16 bytes where `half`) lie inside `b`, and the query holds `bytes`
+        // registers, then 16 bytes where `HALF`) lie inside `b`, and the query holds `bytes`
         // bytes; the loads read `regs * 32` bytes of each, and the half's the 16 after them.
         unsafe {
             let regs = if R == 0 { self.bytes / 32 } else { R };
@@ -1795,7 +1793,7 @@ impl<E: WideExpr, const R: usize> Group8 for Long8<E, R> {
                     }
                     *pv = _mm256_add_epi64(*pv, _mm256_sad_epu8(counts, _mm256_setzero_si256()));
                 }
-                if self.half {
+                if HALF {
                     // The last 16 bytes, in the low half of a register; the high half's counts
                     // (of the expression on zeros, 8 a byte under XNOR) are masked off.
                     let at = regs * 32;
@@ -1980,21 +1978,38 @@ impl Avx2 {
                     }
                     32.. => {
                         // Codes of one, two and four registers with the count a constant (the
-                        // loop over a code's registers unrolled), others at run time.
+                        // loop over a code's registers unrolled), others at run time; whether a
+                        // half register follows is a constant too, so that codes of a multiple
+                        // of 32 bytes compile to the loop they had before the half was added
+                        // (with the test at run time, ten queries against 100,000 codes of 32
+                        // bytes, knn k=10, measured 1.24-1.39 ms against 0.84-1.19 ms before, in
+                        // runs whose noise reaches 2x).
                         macro_rules! long {
                             ($r:literal) => {
-                                self.emit8(
-                                    out,
-                                    i,
-                                    n,
-                                    &Long8::<E, $r> {
-                                        b: b.as_ptr(),
-                                        q: q.as_ptr(),
-                                        bytes,
-                                        half: !bytes.is_multiple_of(32),
-                                        expr: std::marker::PhantomData,
-                                    },
-                                )
+                                match bytes.is_multiple_of(32) {
+                                    true => self.emit8(
+                                        out,
+                                        i,
+                                        n,
+                                        &Long8::<E, $r, false> {
+                                            b: b.as_ptr(),
+                                            q: q.as_ptr(),
+                                            bytes,
+                                            expr: std::marker::PhantomData,
+                                        },
+                                    ),
+                                    false => self.emit8(
+                                        out,
+                                        i,
+                                        n,
+                                        &Long8::<E, $r, true> {
+                                            b: b.as_ptr(),
+                                            q: q.as_ptr(),
+                                            bytes,
+                                            expr: std::marker::PhantomData,
+                                        },
+                                    ),
+                                }
                             };
                         }
                         match bytes / 32 {
