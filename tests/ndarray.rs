@@ -211,7 +211,7 @@ fn reversed_inputs_are_read_in_place() {
 
 #[test]
 fn errors_are_the_library_s() {
-    // Unsupported types are compile errors (tests/ui/unsupported/ndarray_*.rs).
+    // Unsupported types are compile errors (ui/tests/ui/unsupported/ndarray_*.rs).
     let b = Array::from_elem(4, 1u8);
     let c = Array::from_elem(3, 1u8);
     let e =

@@ -1,7 +1,8 @@
 //! Compile-time behaviour, with trybuild: each file under `tests/ui/spec` is one spec mistake,
 //! each under `tests/ui/unsupported` one typed call with a data type the op lacks, each with the
 //! compiler's expected output in its `.stderr`; `tests/ui/pass` must compile and run.
-//! `TRYBUILD=overwrite cargo test --test ui` regenerates the `.stderr` files for a human to review.
+//! `TRYBUILD=overwrite cargo test -p tensorbits-ui` regenerates the `.stderr` files for a human to
+//! review. The cases build `tensorbits` without its `gpu` feature (see `Cargo.toml`).
 
 #[test]
 fn ui() {
