@@ -460,6 +460,70 @@ fn knn_by_heap_and_by_counting_match_a_sort() {
     }
 }
 
+/// knn's distances pass through a tile of `u16`s for codes of up to 65,535 bits and of `u64`s
+/// past them: codes of 8,191 bytes (the largest `u16` tile) and 8,192 (the smallest `u64` one),
+/// with a query of zeros against codes of all ones, zeros and random bits, in every element type.
+/// A distance of 65,536 stored in 16 bits would read as 0 and rank first.
+#[test]
+fn knn_distances_on_both_sides_of_the_u16_tile() {
+    let mut rng = Rng(77);
+    let op = <ops::HammingCdist as Op>::INFO;
+    for (bytes, dt) in [
+        (8191, DataType::U8),
+        (8192, DataType::U8),
+        (8192, DataType::U16),
+        (8192, DataType::U64),
+        (8200, DataType::U32),
+    ] {
+        let n = 40;
+        let a_desc = TensorDesc::new(dt, &[2, bytes / dt.size()]).unwrap();
+        let b_desc = TensorDesc::new(dt, &[n, bytes / dt.size()]).unwrap();
+        // Query 0 all zeros, query 1 random; code 3 all ones, code 7 all zeros, others random.
+        let mut a = vec![0u8; 2 * bytes];
+        a[bytes..].iter_mut().for_each(|x| *x = rng.next() as u8);
+        let mut b: Vec<u8> = (0..n * bytes).map(|_| rng.next() as u8).collect();
+        b[3 * bytes..4 * bytes].fill(0xff);
+        b[7 * bytes..8 * bytes].fill(0);
+        let (_, values) =
+            pairwise_reference(op, &(a_desc, a.clone()), &(b_desc, b.clone())).unwrap();
+        assert_eq!(
+            values[3],
+            8 * bytes as u64,
+            "the reference's largest distance"
+        );
+        let inputs = [Input::Bytes(&a_desc, &a), Input::Bytes(&b_desc, &b)];
+        for k in [1, 10, n] {
+            let dd = TensorDesc::new(DataType::U32, &[2, k]).unwrap();
+            let id = TensorDesc::new(DataType::I64, &[2, k]).unwrap();
+            let (mut dist, mut idx) = (vec![0u8; dd.total_bytes()], vec![0u8; id.total_bytes()]);
+            knn(
+                op,
+                &Call::default(),
+                &inputs,
+                k,
+                (&dd, &mut dist),
+                (&id, &mut idx),
+            )
+            .unwrap();
+            for row in 0..2 {
+                let mut all: Vec<(u64, usize)> = (0..n).map(|j| (values[row * n + j], j)).collect();
+                all.sort();
+                for (c, &(d, j)) in all.iter().take(k).enumerate() {
+                    let at = row * k + c;
+                    assert_eq!(
+                        (
+                            read(&dist, DataType::U32, at),
+                            read(&idx, DataType::I64, at)
+                        ),
+                        (d, j as u64),
+                        "{bytes} bytes of {dt}, k = {k}, row {row}, rank {c}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// (rows of a, rows of b, elements, element type, byte offset of b's data): the cases of
 /// [`pairwise_results_in_every_output_type_and_path`], run as two tests of alternate cases, which
 /// the test harness runs on two threads (the cases take minutes in a debug build).

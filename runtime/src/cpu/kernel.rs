@@ -156,16 +156,38 @@ pub(crate) fn fold<W: Word, V: Copy, const N: usize>(
     }
 }
 
+/// A distance as knn's tile holds it: `u16` where every distance of the call fits (a quarter of
+/// the bytes to store and to scan, sixteen to a compare where a `u64` takes four), `u64` past.
+pub(crate) trait Dist: Pod + Default + Into<u64> {
+    /// `v`'s low bits: the caller knows they hold it.
+    fn narrow(v: u64) -> Self;
+}
+
+impl Dist for u16 {
+    #[inline(always)]
+    fn narrow(v: u64) -> u16 {
+        v as u16
+    }
+}
+
+impl Dist for u64 {
+    #[inline(always)]
+    fn narrow(v: u64) -> u64 {
+        v
+    }
+}
+
 /// `f(base + i, v[i])` for each `v[i]` below the limit as it stands (starting at `limit`, then
 /// what `f` last returned), one by one; returns the limit it ends with.
 #[inline(always)]
-pub(crate) fn scan_each<F: FnMut(usize, u64) -> u64>(
-    v: &[u64],
+pub(crate) fn scan_each<D: Dist, F: FnMut(usize, u64) -> u64>(
+    v: &[D],
     base: usize,
     mut limit: u64,
     f: &mut F,
 ) -> u64 {
     for (l, &d) in v.iter().enumerate() {
+        let d: u64 = d.into();
         if d < limit {
             limit = f(base + l, d);
         }

@@ -5,6 +5,7 @@
 //! a few shared buffers: a call on 100 rows made no more allocations than a call on one (their
 //! allocations and frees had cost two fifths of the selection's time).
 
+use super::kernel::Dist;
 use super::simd;
 use std::collections::BinaryHeap;
 
@@ -36,7 +37,7 @@ impl Selections {
 
     /// Distances of row `r` against the rows of `b` from `j0` on.
     #[inline]
-    pub(crate) fn push_all(&mut self, r: usize, row: &[u64], j0: usize) {
+    pub(crate) fn push_all<D: Dist>(&mut self, r: usize, row: &[D], j0: usize) {
         match &mut self.0 {
             Kind::One(best) => {
                 let best = &mut best[r];
@@ -90,7 +91,7 @@ impl Heap {
     }
 
     /// Distances of the rows from `j0` on.
-    fn push_all(&mut self, row: &[u64], j0: usize) {
+    fn push_all<D: Dist>(&mut self, row: &[D], j0: usize) {
         // Until the heap holds `k`, every distance enters.
         let start = if self.heap.len() < self.k {
             u64::MAX
@@ -181,7 +182,7 @@ impl Counts {
     }
 
     #[inline]
-    fn push_all(&mut self, r: usize, row: &[u64], j0: usize) {
+    fn push_all<D: Dist>(&mut self, r: usize, row: &[D], j0: usize) {
         let (k, w, cap) = (self.k, self.width, self.cap);
         let st = &mut self.rows[r];
         let counts = &mut self.counts[r * w..(r + 1) * w];

@@ -128,7 +128,11 @@ multiversion! {
     /// last returned (a candidate taken can lower it): sixteen compares per test, and the values
     /// of sixteen that passed it compared one by one against the limit as it stands.
     #[inline]
-    pub(crate) fn scan_below[F: FnMut(usize, u64) -> u64][F](v: &[u64], limit: u64, f: F) {
+    pub(crate) fn scan_below[D: kernel::Dist, F: FnMut(usize, u64) -> u64][D, F](
+        v: &[D],
+        limit: u64,
+        f: F,
+    ) {
         baseline => scan_below_body(v, limit, f),
         // The mask of each sixteen, and only its candidates visited.
         avx2 => wide::Avx2(()).scan_below(v, limit, f),
@@ -137,14 +141,18 @@ multiversion! {
 }
 
 #[inline(always)]
-fn scan_below_body<F: FnMut(usize, u64) -> u64>(v: &[u64], mut limit: u64, mut f: F) {
+fn scan_below_body<D: kernel::Dist, F: FnMut(usize, u64) -> u64>(
+    v: &[D],
+    mut limit: u64,
+    mut f: F,
+) {
     // Sixteen compares ORed into one test: once a row's selection is full, few values pass, and
     // the scan should cost no more than the loads (100 rows of 1,000 eight-byte codes, k = 1: the
     // compares and shifts of a mask built per value took three times the distances' own time).
     const C: usize = 16;
     let mut chunks = v.chunks_exact(C);
     for (c, chunk) in chunks.by_ref().enumerate() {
-        if chunk.iter().fold(false, |any, &d| any | (d < limit)) {
+        if chunk.iter().fold(false, |any, &d| any | (d.into() < limit)) {
             limit = kernel::scan_each(chunk, c * C, limit, &mut f);
         }
     }
@@ -468,15 +476,73 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn scan_below_matches_a_plain_loop() {
-        type Scan = fn(&[u64], u64, &mut dyn FnMut(usize, u64) -> u64);
-        fn plain(v: &[u64], mut limit: u64, f: &mut dyn FnMut(usize, u64) -> u64) {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Small values, and values on both sides of the top bit, where a signed compare would
+        // misorder them (the AVX2 scan compares lanes as signed, the top bit flipped); `u16`
+        // distances too, against limits inside and past their range.
+        let lens = [0, 1, 15, 16, 17, 31, 32, 33, 100, 1000];
+        for (n, high) in lens
+            .iter()
+            .map(|&n| (n, false))
+            .chain(lens.map(|n| (n, true)))
+        {
+            let (wide, short): (Vec<u64>, Vec<u16>) = (0..n)
+                .map(|_| {
+                    let x = next();
+                    let top = |t: u64| match (high, x >> 62) {
+                        (true, 0) => t - x % 40,
+                        (true, 1) => (t / 2 + 1) + x % 40,
+                        (true, 2) => t / 2 - x % 40,
+                        _ => x % 40,
+                    };
+                    (top(u64::MAX), top(u64::from(u16::MAX)) as u16)
+                })
+                .unzip();
+            let starts = [
+                0,
+                1,
+                20,
+                41,
+                1 << 15,
+                (1 << 15) + 20,
+                65535 - 20,
+                65535,
+                65536,
+            ];
+            scan_matches(&wide, &starts, n, high);
+            scan_matches(
+                &wide,
+                &[1 << 63, (1 << 63) + 20, u64::MAX - 20, u64::MAX],
+                n,
+                high,
+            );
+            scan_matches(&short, &starts, n, high);
+            scan_matches(&short, &[u64::MAX], n, high);
+        }
+    }
+
+    /// [`scan_below_matches_a_plain_loop`] for values `v` from each limit of `starts`.
+    #[cfg(target_arch = "x86_64")]
+    fn scan_matches<D: super::kernel::Dist>(v: &[D], starts: &[u64], n: usize, high: bool) {
+        type Scan<D> = fn(&[D], u64, &mut dyn FnMut(usize, u64) -> u64);
+        fn plain<D: super::kernel::Dist>(
+            v: &[D],
+            mut limit: u64,
+            f: &mut dyn FnMut(usize, u64) -> u64,
+        ) {
             for (i, &d) in v.iter().enumerate() {
-                if d < limit {
-                    limit = f(i, d);
+                if d.into() < limit {
+                    limit = f(i, d.into());
                 }
             }
         }
-        let mut versions: Vec<(&str, Scan)> =
+        let mut versions: Vec<(&str, Scan<D>)> =
             vec![("baseline", |v, l, f| super::scan_below::baseline(v, l, f))];
         if crate::cpu::isa::isa() != crate::cpu::isa::Isa::Baseline {
             // SAFETY: `isa` detected AVX2 and POPCNT.
@@ -491,58 +557,27 @@ mod tests {
             }));
         }
         versions.push(("dispatched", |v, l, f| super::scan_below(v, l, f)));
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        // Small values, and values on both sides of the top bit, where a signed compare would
-        // misorder them (the AVX2 scan compares 64-bit lanes as signed, the top bit flipped).
-        let lens = [0, 1, 15, 16, 17, 31, 32, 33, 100, 1000];
-        for (n, high) in lens
-            .iter()
-            .map(|&n| (n, false))
-            .chain(lens.map(|n| (n, true)))
-        {
-            let v: Vec<u64> = (0..n)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    match (high, x >> 62) {
-                        (true, 0) => u64::MAX - x % 40,
-                        (true, 1) => (1 << 63) + x % 40,
-                        (true, 2) => (1 << 63) - 1 - x % 40,
-                        _ => x % 40,
-                    }
-                })
-                .collect();
-            // The limit falls to each value taken (a best-so-far), stays, or falls by one.
-            let rules: [fn(u64, u64) -> u64; 3] = [|_, d| d, |l, _| l, |l, _| l.saturating_sub(1)];
-            for (r, rule) in rules.iter().enumerate() {
-                for start in [
-                    0,
-                    1,
-                    20,
-                    41,
-                    1 << 63,
-                    (1 << 63) + 20,
-                    u64::MAX - 20,
-                    u64::MAX,
-                ] {
-                    let run = |scan: Scan| {
-                        let (mut seen, mut limit) = (Vec::new(), start);
-                        scan(&v, start, &mut |i, d| {
-                            seen.push((i, d));
-                            limit = rule(limit, d);
-                            limit
-                        });
-                        seen
-                    };
-                    let want = run(plain);
-                    for (name, scan) in &versions {
-                        assert_eq!(
-                            run(*scan),
-                            want,
-                            "{name}, {n} values, rule {r}, from {start}"
-                        );
-                    }
+        // The limit falls to each value taken (a best-so-far), stays, or falls by one.
+        let rules: [fn(u64, u64) -> u64; 3] = [|_, d| d, |l, _| l, |l, _| l.saturating_sub(1)];
+        for (r, rule) in rules.iter().enumerate() {
+            for &start in starts {
+                let run = |scan: Scan<D>| {
+                    let (mut seen, mut limit) = (Vec::new(), start);
+                    scan(v, start, &mut |i, d| {
+                        seen.push((i, d));
+                        limit = rule(limit, d);
+                        limit
+                    });
+                    seen
+                };
+                let want = run(plain::<D>);
+                for (name, scan) in &versions {
+                    assert_eq!(
+                        run(*scan),
+                        want,
+                        "{name}, {n} values of {} bytes (high {high}), rule {r}, from {start}",
+                        size_of::<D>()
+                    );
                 }
             }
         }

@@ -10,6 +10,7 @@
     reason = "x86_64 vector intrinsics; each use states its safety"
 )]
 
+use super::kernel::Dist;
 use super::tiles::{Block, WordCount, padding_count};
 use crate::element::{Lanes, WideExpr};
 use crate::op::{PairOut, PairTask};
@@ -2109,11 +2110,11 @@ impl Avx2 {
 /// against 1,000 codes of 32 bytes, k = 10, on AVX2: the selection had cost as much as the
 /// counting).
 #[inline(always)]
-fn scan_masked<F: FnMut(usize, u64) -> u64>(
-    v: &[u64],
+fn scan_masked<D: Dist, F: FnMut(usize, u64) -> u64>(
+    v: &[D],
     mut limit: u64,
     mut f: F,
-    mask: impl Fn(&[u64], u64) -> u32,
+    mask: impl Fn(&[D], u64) -> u32,
 ) {
     const C: usize = 16;
     let mut chunks = v.chunks_exact(C);
@@ -2122,7 +2123,7 @@ fn scan_masked<F: FnMut(usize, u64) -> u64>(
         while mask != 0 {
             let l = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            let d = chunk[l];
+            let d: u64 = chunk[l].into();
             if d < limit {
                 limit = f(c * C + l, d);
             }
@@ -2132,11 +2133,55 @@ fn scan_masked<F: FnMut(usize, u64) -> u64>(
     super::kernel::scan_each(rest, v.len() - rest.len(), limit, &mut f);
 }
 
+/// Whether `D` is `u16` (the other distance type is `u64`).
+#[inline(always)]
+fn short_dist<D: Dist>() -> bool {
+    size_of::<D>() == 2
+}
+
+/// The bits of the sixteen `u16`s of `chunk` below `limit`: one compare of sixteen lanes (as
+/// signed, values and limit with their top bit flipped), its words narrowed to bytes for
+/// `vpmovmskb`.
+///
+/// # Safety
+/// AVX2 must be present; `chunk` holds sixteen values.
+#[inline(always)]
+unsafe fn below16_u16(chunk: &[u16], limit: u64) -> u32 {
+    if limit > u64::from(u16::MAX) {
+        // Every `u16` is below.
+        return 0xffff;
+    }
+    // SAFETY: the caller's: AVX2 is present, and the load reads the sixteen values of `chunk`.
+    unsafe {
+        let top = _mm256_set1_epi16(i16::MIN);
+        let l = _mm256_xor_si256(_mm256_set1_epi16(limit as u16 as i16), top);
+        let x = _mm256_loadu_si256(chunk.as_ptr().cast());
+        let lt = _mm256_cmpgt_epi16(l, _mm256_xor_si256(x, top));
+        // Bytes [0-7, 0-7] in the low 128-bit lane, [8-15, 8-15] in the high one.
+        let m = _mm256_movemask_epi8(_mm256_packs_epi16(lt, lt)) as u32;
+        (m & 0xff) | ((m >> 8) & 0xff00)
+    }
+}
+
 impl Avx512 {
-    /// [`scan_masked`] with two unsigned compares of eight lanes.
+    /// [`scan_masked`] with two unsigned compares of eight lanes (`u16`s: one AVX2 compare of
+    /// sixteen).
     #[inline(always)]
-    pub(super) fn scan_below<F: FnMut(usize, u64) -> u64>(self, v: &[u64], limit: u64, f: F) {
+    pub(super) fn scan_below<D: Dist, F: FnMut(usize, u64) -> u64>(
+        self,
+        v: &[D],
+        limit: u64,
+        f: F,
+    ) {
+        if short_dist::<D>() {
+            // SAFETY: AVX-512F (which includes AVX2) is present (see `Avx512`); `scan_masked`
+            // gives chunks of sixteen.
+            return scan_masked(v, limit, f, |chunk, limit| unsafe {
+                below16_u16(bytemuck::cast_slice(chunk), limit)
+            });
+        }
         scan_masked(v, limit, f, |chunk, limit| {
+            let chunk: &[u64] = bytemuck::cast_slice(chunk);
             // SAFETY: AVX-512F is present (see `Avx512`); the two loads read words 0-7 and 8-15
             // of `chunk`, which holds sixteen.
             unsafe {
@@ -2153,10 +2198,22 @@ impl Avx512 {
 impl Avx2 {
     /// [`scan_masked`] with four compares of four lanes: AVX2 compares 64-bit lanes only as
     /// signed, so values and limit have their top bit flipped (which orders them as unsigned), and
-    /// each compare's `movmskpd` gives four bits.
+    /// each compare's `movmskpd` gives four bits. `u16`s take one compare of sixteen.
     #[inline(always)]
-    pub(super) fn scan_below<F: FnMut(usize, u64) -> u64>(self, v: &[u64], limit: u64, f: F) {
+    pub(super) fn scan_below<D: Dist, F: FnMut(usize, u64) -> u64>(
+        self,
+        v: &[D],
+        limit: u64,
+        f: F,
+    ) {
+        if short_dist::<D>() {
+            // SAFETY: AVX2 is present (see `Avx2`); `scan_masked` gives chunks of sixteen.
+            return scan_masked(v, limit, f, |chunk, limit| unsafe {
+                below16_u16(bytemuck::cast_slice(chunk), limit)
+            });
+        }
         scan_masked(v, limit, f, |chunk, limit| {
+            let chunk: &[u64] = bytemuck::cast_slice(chunk);
             // SAFETY: AVX2 is present (see `Avx2`); the four loads read words 0-15 of `chunk`,
             // which holds sixteen.
             unsafe {
