@@ -52,7 +52,8 @@ const KNN_SPLIT_BYTES: usize = 4 * PARALLEL_BYTES;
 /// Rows of `b` per tile: a tile of [`MB`] rows of `a` keeps `MB x NB` accumulators in L1.
 const NB: usize = 256;
 
-/// Rows of `a` per kernel call into a tile of `u64`s (knn's, or a strided output's).
+/// Rows of `a` per kernel call into a tile: knn's, of `u16`s or `u64`s, or a strided output's
+/// `u64`s.
 const MB: usize = 8;
 
 /// Rows of `a` per kernel call into packed output rows.
@@ -884,8 +885,9 @@ fn merge_sorted<'l>(
 }
 
 thread_local! {
-    /// knn's tile of distances, kept between calls: allocating it per task (and zeroing it) cost
-    /// more than the distances of a task of small codes.
+    /// knn's tile of distances (`u64`s, or `u16`s in the same words), kept between calls:
+    /// allocating it per task (and zeroing it) cost more than the distances of a task of small
+    /// codes.
     static TILE: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
@@ -909,8 +911,8 @@ fn select(
     // Where the rows stream, distances of codes up to 8 KiB go through a tile of `u16`s, which the
     // streams write from their registers as they would a `uint16` output, and which the scan
     // compares sixteen to an instruction: ten queries against 100,000 codes of 8 bytes, k = 10,
-    // 0.44-0.48 ms against 0.55-0.62 ms through `u64`s (the tiles of packed blocks, which narrow
-    // from memory, ran slower into `u16`s: 1,000 queries of 32 bytes, 96-111 ms against 76-88).
+    // 0.44-0.50 ms against 0.55-0.62 ms through `u64`s (the tiles of packed blocks, which narrow
+    // from memory, ran slower into `u16`s: 1,000 queries of 32 bytes, 96-141 ms against 76-89).
     if bt.streamed && max_distance.max(plan.max_count) <= u64::from(u16::MAX) {
         select_in::<u16>(plan, s, bt, (i0, i1), (j0, j1), pair, &mut sel, &mut tile);
     } else {
