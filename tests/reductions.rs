@@ -429,33 +429,46 @@ fn knn_by_heap_and_by_counting_match_a_sort() {
             if k > n {
                 continue;
             }
-            let dd = TensorDesc::new(DataType::U32, &[m, k]).unwrap();
-            let id = TensorDesc::new(DataType::I64, &[m, k]).unwrap();
-            let (mut dist, mut idx) = (vec![0u8; dd.total_bytes()], vec![0u8; id.total_bytes()]);
-            knn(
-                op,
-                &Call::default(),
-                &inputs,
-                k,
-                (&dd, &mut dist),
-                (&id, &mut idx),
-            )
-            .unwrap();
-            for row in 0..m {
-                let mut all: Vec<(u64, usize)> = (0..n).map(|j| (values[row * n + j], j)).collect();
-                all.sort();
-                for (c, &(d, j)) in all.iter().take(k).enumerate() {
-                    let at = row * k + c;
-                    assert_eq!(
-                        (
-                            read(&dist, DataType::U32, at),
-                            read(&idx, DataType::I64, at)
-                        ),
-                        (d, j as u64),
-                        "{m} x {n} x {bytes} bytes, k = {k}, row {row}, rank {c}"
-                    );
-                }
-            }
+            let label = format!("{m} x {n} x {bytes} bytes, k = {k}");
+            knn_matches_a_sort(op, &inputs, &values, (m, n, k), &label);
+        }
+    }
+}
+
+/// knn of `inputs` (`m` rows against `n`) with `k`: each row's `k` smallest of the reference's
+/// `values`, ties by the lower index, as a stable sort orders them.
+fn knn_matches_a_sort(
+    op: &tensorbits::OpInfo,
+    inputs: &[Input<'_>],
+    values: &[u64],
+    (m, n, k): (usize, usize, usize),
+    label: &str,
+) {
+    let dd = TensorDesc::new(DataType::U32, &[m, k]).unwrap();
+    let id = TensorDesc::new(DataType::I64, &[m, k]).unwrap();
+    let (mut dist, mut idx) = (vec![0u8; dd.total_bytes()], vec![0u8; id.total_bytes()]);
+    knn(
+        op,
+        &Call::default(),
+        inputs,
+        k,
+        (&dd, &mut dist),
+        (&id, &mut idx),
+    )
+    .unwrap();
+    for row in 0..m {
+        let mut all: Vec<(u64, usize)> = (0..n).map(|j| (values[row * n + j], j)).collect();
+        all.sort();
+        for (c, &(d, j)) in all.iter().take(k).enumerate() {
+            let at = row * k + c;
+            assert_eq!(
+                (
+                    read(&dist, DataType::U32, at),
+                    read(&idx, DataType::I64, at)
+                ),
+                (d, j as u64),
+                "{label}, row {row}, rank {c}"
+            );
         }
     }
 }
@@ -493,33 +506,8 @@ fn knn_distances_on_both_sides_of_the_u16_tile() {
         );
         let inputs = [Input::Bytes(&a_desc, &a), Input::Bytes(&b_desc, &b)];
         for k in [1, 10, n] {
-            let dd = TensorDesc::new(DataType::U32, &[2, k]).unwrap();
-            let id = TensorDesc::new(DataType::I64, &[2, k]).unwrap();
-            let (mut dist, mut idx) = (vec![0u8; dd.total_bytes()], vec![0u8; id.total_bytes()]);
-            knn(
-                op,
-                &Call::default(),
-                &inputs,
-                k,
-                (&dd, &mut dist),
-                (&id, &mut idx),
-            )
-            .unwrap();
-            for row in 0..2 {
-                let mut all: Vec<(u64, usize)> = (0..n).map(|j| (values[row * n + j], j)).collect();
-                all.sort();
-                for (c, &(d, j)) in all.iter().take(k).enumerate() {
-                    let at = row * k + c;
-                    assert_eq!(
-                        (
-                            read(&dist, DataType::U32, at),
-                            read(&idx, DataType::I64, at)
-                        ),
-                        (d, j as u64),
-                        "{bytes} bytes of {dt}, k = {k}, row {row}, rank {c}"
-                    );
-                }
-            }
+            let label = format!("{bytes} bytes of {dt}, k = {k}");
+            knn_matches_a_sort(op, &inputs, &values, (2, n, k), &label);
         }
     }
 }

@@ -2163,6 +2163,19 @@ unsafe fn below16_u16(chunk: &[u16], limit: u64) -> u32 {
     }
 }
 
+/// [`scan_masked`] of `u16`s ([`short_dist`]), by [`below16_u16`]: what the AVX2 and AVX-512
+/// scans take for them.
+///
+/// # Safety
+/// AVX2 must be present.
+#[inline(always)]
+unsafe fn scan_below_u16<D: Dist, F: FnMut(usize, u64) -> u64>(v: &[D], limit: u64, f: F) {
+    // SAFETY: the caller's: AVX2 is present; `scan_masked` gives chunks of sixteen.
+    scan_masked(v, limit, f, |chunk, limit| unsafe {
+        below16_u16(bytemuck::cast_slice(chunk), limit)
+    })
+}
+
 impl Avx512 {
     /// [`scan_masked`] with two unsigned compares of eight lanes (`u16`s: one AVX2 compare of
     /// sixteen).
@@ -2174,11 +2187,8 @@ impl Avx512 {
         f: F,
     ) {
         if short_dist::<D>() {
-            // SAFETY: AVX-512F (which includes AVX2) is present (see `Avx512`); `scan_masked`
-            // gives chunks of sixteen.
-            return scan_masked(v, limit, f, |chunk, limit| unsafe {
-                below16_u16(bytemuck::cast_slice(chunk), limit)
-            });
+            // SAFETY: AVX-512F, which includes AVX2, is present (see `Avx512`).
+            return unsafe { scan_below_u16(v, limit, f) };
         }
         scan_masked(v, limit, f, |chunk, limit| {
             let chunk: &[u64] = bytemuck::cast_slice(chunk);
@@ -2207,10 +2217,8 @@ impl Avx2 {
         f: F,
     ) {
         if short_dist::<D>() {
-            // SAFETY: AVX2 is present (see `Avx2`); `scan_masked` gives chunks of sixteen.
-            return scan_masked(v, limit, f, |chunk, limit| unsafe {
-                below16_u16(bytemuck::cast_slice(chunk), limit)
-            });
+            // SAFETY: AVX2 is present (see `Avx2`).
+            return unsafe { scan_below_u16(v, limit, f) };
         }
         scan_masked(v, limit, f, |chunk, limit| {
             let chunk: &[u64] = bytemuck::cast_slice(chunk);
