@@ -476,7 +476,8 @@ fn knn_matches_a_sort(
 /// knn's distances pass through a tile of `u16`s for codes of up to 65,535 bits and of `u64`s
 /// past them: codes of 8,191 bytes (the largest `u16` tile) and 8,192 (the smallest `u64` one),
 /// with a query of zeros against codes of all ones, zeros and random bits, in every element type.
-/// A distance of 65,536 stored in 16 bits would read as 0 and rank first.
+/// A distance of 65,536 does not fit 16 bits: the streams' narrowing would store 65,535, a
+/// plain store 0 (with the `u16` tile for every size, this test fails at 8,192 bytes).
 #[test]
 fn knn_distances_on_both_sides_of_the_u16_tile() {
     let mut rng = Rng(77);
