@@ -184,11 +184,12 @@ impl PairOut<'_, '_> {
         crate::element::write8::<S>(self.at(i, j), v);
     }
 
-    /// A view of `count` `u64` results as a [`PairOut`] (a tile the caller reads back).
-    pub fn tile(tile: &mut [u64], stride: usize) -> PairOut<'_, 'static> {
+    /// A view of results of type `T` (`u64`s, or knn's `u16`s) as a [`PairOut`] with rows of
+    /// `stride` results: a tile the caller reads back.
+    pub fn tile<T: bytemuck::Pod>(tile: &mut [T], stride: usize) -> PairOut<'_, 'static> {
         PairOut {
             bytes: bytemuck::cast_slice_mut(tile),
-            es: 8,
+            es: size_of::<T>(),
             stride,
             rows: None,
             col: 0,

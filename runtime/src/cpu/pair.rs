@@ -950,15 +950,7 @@ fn select_in<D: Dist>(
         for r0 in (i0..i1).step_by(MB) {
             let ni = (i1 - r0).min(MB);
             let t = task(how(plan), s, bt, (r0, ni), (jb, nj), packed);
-            let mut out = PairOut {
-                bytes: bytemuck::cast_slice_mut(&mut tile[..ni * nj]),
-                es: size_of::<D>(),
-                stride: nj,
-                rows: None,
-                col: 0,
-                non_temporal: false,
-            };
-            (pair.0)(&t, &mut out);
+            (pair.0)(&t, &mut PairOut::tile(&mut tile[..ni * nj], nj));
             if plan.flip {
                 for v in &mut tile[..ni * nj] {
                     *v = D::narrow(plan.knn_key((*v).into()));
