@@ -190,3 +190,87 @@ fn execute_new_allocates_the_output() {
     let c = compile(count, &Call::default(), &[&d], &desc(DataType::U8, &[3])).unwrap();
     assert_eq!(c.execute_new::<u16, u8>(&[&a]).unwrap(), vec![8, 8, 5, 0]);
 }
+
+/// Typed calls of one or two inputs on small packed tensors take a shortcut to the kernel; it
+/// checks what `execute` checks (lengths, promised alignment) and gives the same bits.
+#[test]
+fn typed_small_calls_check_and_compute_as_execute_does() {
+    let xor = <BitXor as Op>::INFO;
+    let count = <BitCount as Op>::INFO;
+    for n in [1usize, 7, 64, 1000] {
+        let d = desc(DataType::U32, &[n]);
+        let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+        let y: Vec<u32> = (0..n as u32).map(|i| i ^ 0x5a5a_0f0f).collect();
+        let c = compile(xor, &Call::default(), &[&d, &d], &d).unwrap();
+        let mut typed = vec![0u32; n];
+        c.execute_typed(&[&x, &y], &mut typed).unwrap();
+        let mut bytes = vec![0u8; 4 * n];
+        c.execute(
+            &[
+                InputBuffer::Bytes(bytemuck::cast_slice(&x)),
+                InputBuffer::Bytes(bytemuck::cast_slice(&y)),
+            ],
+            &mut bytes,
+        )
+        .unwrap();
+        let want: Vec<u32> = x.iter().zip(&y).map(|(a, b)| a ^ b).collect();
+        assert_eq!(typed, want, "{n} elements, typed");
+        assert_eq!(bytemuck::cast_slice::<u8, u32>(&bytes), &want[..]);
+        // One input, another output type; longer buffers are read only as far as the description.
+        let o = desc(DataType::U8, &[n]);
+        let c = compile(count, &Call::default(), &[&d], &o).unwrap();
+        let mut counts = vec![0xeeu8; n + 3];
+        c.execute_typed(&[&x], &mut counts).unwrap();
+        let want: Vec<u8> = x.iter().map(|v| v.count_ones() as u8).collect();
+        assert_eq!(&counts[..n], &want[..], "{n} elements, counts");
+        assert_eq!(&counts[n..], &[0xee; 3], "past the output");
+    }
+    // Failures of the shortcut's checks are the buffer check's errors, with nothing written.
+    let d = desc(DataType::U32, &[4]).with_alignment(16);
+    let c = compile(xor, &Call::default(), &[&d, &d], &d).unwrap();
+    let buf = [
+        0x0102_0304_0506_0708_090a_0b0c_0d0e_0f10u128,
+        0x1111_2222_3333_4444_5555_6666_7777_8888,
+        0xf0f0_0f0f_ff00_00ff_1234_5678_9abc_def0,
+    ];
+    let words: &[u32] = bytemuck::cast_slice(&buf);
+    let mut out = [0u128; 2];
+    let o: &mut [u32] = bytemuck::cast_slice_mut(&mut out);
+    let e = c
+        .execute_typed(&[&words[..4], &words[1..5]], &mut o[..4])
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::MisalignedOffset { alignment: 16, .. }),
+        "{e}"
+    );
+    let e = c
+        .execute_typed(&[&words[..4], &words[4..8]], &mut o[1..5])
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::MisalignedOffset { alignment: 16, .. }),
+        "{e}"
+    );
+    let e = c
+        .execute_typed(&[&words[..4], &words[4..7]], &mut o[..4])
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::BufferTooSmall {
+                len: 12,
+                required: 16,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = c
+        .execute_typed(&[&words[..4], &words[4..8]], &mut o[..3])
+        .unwrap_err();
+    assert!(matches!(e, Error::BufferTooSmall { .. }), "{e}");
+    assert_eq!(out, [0u128; 2], "failed calls write nothing");
+    let o: &mut [u32] = bytemuck::cast_slice_mut(&mut out);
+    c.execute_typed(&[&words[..4], &words[8..12]], &mut o[4..8])
+        .unwrap();
+    assert_eq!(out, [0, buf[0] ^ buf[2]]);
+}

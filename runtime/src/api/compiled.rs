@@ -237,7 +237,42 @@ impl Compiled {
             return Err(self.input_count_error(inputs.len()));
         }
         let b = |k: usize| InputBuffer::Bytes(bytemuck::cast_slice(inputs[k]));
-        O::with_bytes_mut(output, |out| match inputs.len() {
+        O::with_bytes_mut(output, |out| {
+            // Small packed calls straight to the map kernel: typed slices are aligned to their
+            // elements, so only the slots' lengths and promised alignments remain to check (64
+            // `u32`s XORed into an existing output, criterion on Sapphire Rapids: 15.4-16.0 ns
+            // through `execute`).
+            if self.flat {
+                let fits = |k: usize| -> Option<&[u8]> {
+                    let bytes: &[u8] = bytemuck::cast_slice(inputs[k]);
+                    let slot = &self.slots[k];
+                    slot.fits(bytes).then(|| &bytes[..slot.extent])
+                };
+                if self.out_slot.fits(out) {
+                    let (map, o) = (self.kernels.map(), &mut out[..self.out_slot.extent]);
+                    let done = match inputs.len() {
+                        1 => fits(0).map(|a| map(&[a], o)),
+                        2 => fits(0).zip(fits(1)).map(|(a, c)| map(&[a, c], o)),
+                        _ => None,
+                    };
+                    if done.is_some() {
+                        return Ok(());
+                    }
+                }
+            }
+            self.execute_slices(inputs.len(), b, out)
+        })
+    }
+
+    /// [`execute`](Self::execute) on the `n` buffers that `b` gives.
+    #[inline]
+    fn execute_slices<'b>(
+        &self,
+        n: usize,
+        b: impl Fn(usize) -> InputBuffer<'b>,
+        out: &mut [u8],
+    ) -> Result<()> {
+        match n {
             1 => self.execute(&[b(0)], out),
             2 => self.execute(&[b(0), b(1)], out),
             3 => self.execute(&[b(0), b(1), b(2)], out),
@@ -246,6 +281,6 @@ impl Compiled {
                     std::array::from_fn(|k| if k < n { b(k) } else { InputBuffer::Output });
                 self.execute(&all[..n], out)
             }
-        })
+        }
     }
 }
