@@ -10,6 +10,14 @@ fn desc(dt: DataType, s: &[usize]) -> TensorDesc {
     TensorDesc::new(dt, s).unwrap()
 }
 
+/// `e` is the error of a buffer of `len` bytes where `required` are needed.
+fn assert_too_small(e: &Error, len: usize, required: usize) {
+    assert!(
+        matches!(e, Error::BufferTooSmall { len: l, required: r, .. } if (*l, *r) == (len, required)),
+        "{e}"
+    );
+}
+
 #[test]
 fn compiled_calls_give_what_execute_gives() {
     let xor = <BitXor as Op>::INFO;
@@ -78,17 +86,7 @@ fn per_call_checks() {
             &mut out,
         )
         .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::BufferTooSmall {
-                len: 12,
-                required: 16,
-                ..
-            }
-        ),
-        "{e}"
-    );
+    assert_too_small(&e, 12, 16);
     let e = c
         .execute(
             &[InputBuffer::Bytes(&[0; 16]), InputBuffer::Bytes(&[0; 16])],
@@ -253,17 +251,7 @@ fn typed_small_calls_check_and_compute_as_execute_does() {
     let e = c
         .execute_typed(&[&words[..4], &words[4..7]], &mut o[..4])
         .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::BufferTooSmall {
-                len: 12,
-                required: 16,
-                ..
-            }
-        ),
-        "{e}"
-    );
+    assert_too_small(&e, 12, 16);
     let e = c
         .execute_typed(&[&words[..4], &words[4..8]], &mut o[..3])
         .unwrap_err();
