@@ -495,7 +495,15 @@ pub fn ops(which: Option<&str>) -> Result<(), Fail> {
 
 pub fn devices() -> Result<(), Fail> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    say!("CPU: {threads} hardware threads");
+    let set = tensorbits::cpu::instruction_set();
+    match std::env::var_os(tensorbits::cpu::CPU_ENV) {
+        Some(v) => say!(
+            "CPU: {threads} hardware threads, kernels: {set} ({}={})",
+            tensorbits::cpu::CPU_ENV,
+            v.to_string_lossy()
+        ),
+        None => say!("CPU: {threads} hardware threads, kernels: {set}"),
+    }
     let instance =
         wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
     let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));

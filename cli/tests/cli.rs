@@ -1658,3 +1658,166 @@ fn binarize_files_as_packbits_of_a_comparison() {
         "cannot be used with",
     );
 }
+
+/// Every instruction set this CPU runs (`TENSORBITS_CPU` caps it; `devices` names it) writes the
+/// same files, at sizes past the kernels' limits: knn over more than 65,536 codes of the short,
+/// middle and long widths with small and large k, all-pairs distances, a parallel element-wise
+/// call and reductions. A value that is no level, or one above this CPU's, is one line on stderr
+/// and the CPU's own level.
+#[test]
+fn every_instruction_set_writes_the_same_files() {
+    let level = |var: Option<&str>| {
+        let mut c = bin();
+        c.arg("devices");
+        if let Some(v) = var {
+            c.env("TENSORBITS_CPU", v);
+        }
+        let r = c.output().unwrap();
+        let out = String::from_utf8_lossy(&r.stdout).into_owned();
+        let line = out.lines().next().unwrap_or_default().to_owned();
+        let name = line
+            .split("kernels: ")
+            .nth(1)
+            .and_then(|s| s.split([' ', ',', ')']).next())
+            .unwrap_or_else(|| panic!("no level in {line:?}"))
+            .to_owned();
+        (name, String::from_utf8_lossy(&r.stderr).into_owned())
+    };
+    const LEVELS: [&str; 4] = ["baseline", "avx2", "avx512bw", "avx512"];
+    let (best, quiet) = level(None);
+    assert!(quiet.is_empty(), "{quiet}");
+    let top = LEVELS.iter().position(|l| *l == best);
+    // Other architectures have one portable level.
+    let Some(top) = top else {
+        assert_eq!(best, "portable");
+        return;
+    };
+    let (same, warning) = level(Some("sse9"));
+    assert_eq!(same, best);
+    assert_eq!(
+        warning.trim_end(),
+        format!(
+            "tensorbits: TENSORBITS_CPU=\"sse9\" is not one of baseline, avx2, avx512bw, avx512; \
+             the CPU kernels use {best}, the most this CPU runs"
+        )
+    );
+    for asked in &LEVELS[..=top] {
+        assert_eq!(level(Some(asked)).0, *asked);
+    }
+
+    let mut rng = Rng(1905);
+    let f = |name: &str| tmp(&format!("isa_{name}"));
+    let mut inputs = Vec::new();
+    for bytes in [4, 8, 16, 48, 256] {
+        let n = 70_000;
+        for (name, rows) in [("db", n), ("q", 10), ("q1", 1)] {
+            let path = f(&format!("{name}{bytes}.npy"));
+            let data = random_bytes(&mut rng, DataType::U8, rows * bytes);
+            write_npy(&path, DataType::U8, &[rows, bytes], &data, false, false, 1);
+        }
+        inputs.push(bytes);
+    }
+    let long = f("long.npy");
+    write_npy(
+        &long,
+        DataType::U32,
+        &[600_000],
+        &random_bytes(&mut rng, DataType::U32, 600_000),
+        false,
+        false,
+        1,
+    );
+    let long2 = f("long2.npy");
+    write_npy(
+        &long2,
+        DataType::U32,
+        &[600_000],
+        &random_bytes(&mut rng, DataType::U32, 600_000),
+        false,
+        false,
+        1,
+    );
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let mut calls: Vec<Vec<String>> = Vec::new();
+    for &bytes in &inputs {
+        let db = s(&f(&format!("db{bytes}.npy")));
+        for q in ["q", "q1"] {
+            let q = s(&f(&format!("{q}{bytes}.npy")));
+            for k in ["1", "10", "1000"] {
+                calls.push(
+                    ["knn", &q, &db, "-k", k, "-o", "IDX", "--distances", "DIST"]
+                        .map(str::to_owned)
+                        .to_vec(),
+                );
+            }
+        }
+        let q = s(&f(&format!("q{bytes}.npy")));
+        calls.push(
+            ["run", "cdist", &q, &db, "-o", "OUT"]
+                .map(str::to_owned)
+                .to_vec(),
+        );
+        calls.push(
+            ["run", "popcount_sum", &db, "-o", "OUT", "--axes", "1"]
+                .map(str::to_owned)
+                .to_vec(),
+        );
+    }
+    for op in ["xor", "popcount", "xor_reduce"] {
+        let mut c = vec!["run".to_owned(), op.to_owned(), s(&long)];
+        if op == "xor" {
+            c.push(s(&long2));
+        }
+        c.extend(["-o", "OUT"].map(str::to_owned));
+        calls.push(c);
+    }
+    let outputs = |var: Option<&str>| -> Vec<Vec<u8>> {
+        let mut all = Vec::new();
+        for (i, call) in calls.iter().enumerate() {
+            let (o, idx, dist) = (
+                f(&format!("o{i}.npy")),
+                f(&format!("i{i}.npy")),
+                f(&format!("d{i}.npy")),
+            );
+            let args: Vec<String> = call
+                .iter()
+                .map(|a| match a.as_str() {
+                    "OUT" => s(&o),
+                    "IDX" => s(&idx),
+                    "DIST" => s(&dist),
+                    _ => a.clone(),
+                })
+                .collect();
+            let mut c = bin();
+            c.args(&args);
+            if let Some(v) = var {
+                c.env("TENSORBITS_CPU", v);
+            }
+            let r = c.output().unwrap();
+            assert!(
+                r.status.success() && r.stderr.is_empty(),
+                "{var:?} {args:?}: {}",
+                String::from_utf8_lossy(&r.stderr)
+            );
+            for path in [&o, &idx, &dist] {
+                if let Ok(b) = std::fs::read(path) {
+                    all.push(b);
+                    std::fs::remove_file(path).unwrap();
+                }
+            }
+        }
+        all
+    };
+    let reference = outputs(None);
+    assert_eq!(
+        reference.len(),
+        calls.len() + calls.iter().filter(|c| c[0] == "knn").count()
+    );
+    for asked in &LEVELS[..top] {
+        let got = outputs(Some(asked));
+        assert_eq!(got.len(), reference.len());
+        for (i, (a, b)) in reference.iter().zip(&got).enumerate() {
+            assert!(a == b, "file {i} differs at {asked}");
+        }
+    }
+}

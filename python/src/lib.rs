@@ -249,6 +249,12 @@ fn get_num_threads() -> usize {
     tensorbits::num_threads()
 }
 
+/// The instruction set the CPU kernels run at (`TENSORBITS_CPU` caps it).
+#[pyfunction]
+fn cpu_instruction_set() -> &'static str {
+    tensorbits::cpu::instruction_set()
+}
+
 /// The thread count for threadpoolctl, which finds this library by this symbol and calls it
 /// through ctypes (`tensorbits/_threadpoolctl.py`).
 #[allow(unsafe_code, reason = "an exported C symbol")]
@@ -621,5 +627,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ops, m)?)?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu_instruction_set, m)?)?;
     Ok(())
 }

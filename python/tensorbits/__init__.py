@@ -61,6 +61,7 @@ __all__ = [
     "gpu_name",
     "set_num_threads",
     "get_num_threads",
+    "cpu_instruction_set",
 ]
 
 class _Default:
@@ -1219,6 +1220,25 @@ def get_num_threads():
         ``RAYON_NUM_THREADS`` when set.
     """
     return _native.get_num_threads()
+
+
+def cpu_instruction_set():
+    """The instruction set the CPU kernels run at in this process.
+
+    Every level gives the same bits; only the speed differs. The environment variable
+    ``TENSORBITS_CPU`` (``baseline``, ``avx2``, ``avx512bw`` or ``avx512``), read at the first call
+    of a kernel, caps it below what the CPU runs: to compare the versions on one machine, or to run
+    as a machine without AVX-512 would. A value that is no level, or one above this CPU's, leaves
+    the CPU's level and prints one line on stderr saying so.
+
+    Returns
+    -------
+    str
+        ``"avx512"`` (AVX-512 with VPOPCNTDQ and BITALG), ``"avx512bw"`` (AVX2 kernels with AVX-512
+        BW byte counts: Skylake and Cascade Lake Xeons), ``"avx2"``, ``"baseline"`` (x86_64 with
+        SSE2), or ``"portable"`` on other architectures.
+    """
+    return _native.cpu_instruction_set()
 
 
 try:  # threadpoolctl's threadpool_limits() and threadpool_info() see tensorbits when installed.

@@ -20,6 +20,12 @@ class TensorbitsController(LibController):
     def set_num_threads(self, num_threads):
         self.dynlib.tensorbits_set_num_threads(ctypes.c_int(num_threads))
 
+    def set_additional_attributes(self):
+        # threadpool_info() lists it, as it lists OpenBLAS's architecture.
+        from . import cpu_instruction_set
+
+        self.architecture = cpu_instruction_set()
+
     def get_version(self):
         from . import __version__
 

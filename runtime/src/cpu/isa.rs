@@ -17,60 +17,128 @@ pub(crate) enum Isa {
     Avx512 = 3,
 }
 
-/// The best [`Isa`] of this CPU, detected once: small calls pay one load for the dispatch, not a
-/// feature test per feature.
+/// The instruction-set levels a process can run its CPU kernels at, from the least to the most:
+/// the x86_64 baseline, AVX2 (with POPCNT), AVX2 with AVX-512 F and BW for the byte-count streams
+/// (Skylake and Cascade Lake Xeons, no VPOPCNTDQ), and the whole [`Isa::Avx512`] level. Their
+/// names are the values [`CPU_ENV`] takes and [`instruction_set`] reports.
 #[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(crate) fn isa() -> Isa {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    static ISA: AtomicU8 = AtomicU8::new(0);
-    match ISA.load(Ordering::Relaxed) {
-        3 => Isa::Avx512,
-        2 => Isa::Avx2,
-        1 => Isa::Baseline,
-        _ => {
-            // AVX2 is tested with AVX-512 too: the small calls of the AVX-512 level run the
-            // AVX2 versions.
-            let isa = if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512bw")
-                && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
-                && std::arch::is_x86_feature_detected!("avx512bitalg")
-                && std::arch::is_x86_feature_detected!("popcnt")
-            {
-                Isa::Avx512
-            } else if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("popcnt")
-            {
-                Isa::Avx2
-            } else {
-                Isa::Baseline
-            };
-            ISA.store(isa as u8, Ordering::Relaxed);
-            isa
-        }
+const LEVELS: [&str; 4] = ["baseline", "avx2", "avx512bw", "avx512"];
+
+/// The environment variable that caps the CPU kernels' instruction set (`baseline`, `avx2`,
+/// `avx512bw` or `avx512`), read once per process: to compare the versions' speed on one machine,
+/// or to run as a machine without AVX-512 would. A level above this CPU's runs at this CPU's.
+pub const CPU_ENV: &str = "TENSORBITS_CPU";
+
+/// The level this CPU runs, an index into [`LEVELS`].
+#[cfg(target_arch = "x86_64")]
+fn detected() -> usize {
+    use std::arch::is_x86_feature_detected as has;
+    if !(has!("avx2") && has!("popcnt")) {
+        0
+    } else if !(has!("avx512f") && has!("avx512bw")) {
+        1
+    } else if !(has!("avx512vpopcntdq") && has!("avx512bitalg")) {
+        2
+    } else {
+        3
     }
 }
 
-/// Whether this CPU has AVX-512 F and BW (with AVX2 and POPCNT) but not the whole [`Isa::Avx512`]
-/// level (no VPOPCNTDQ: Skylake and Cascade Lake Xeons), detected once: the AVX-512 streams then
-/// run with each lane counted by nibble lookup (`wide::stream_bw`).
+/// The level the kernels run at, given this CPU's and the value of [`CPU_ENV`] (absent: `None`),
+/// with the warning a value that is not a level, or is above this CPU's, earns.
+#[cfg(target_arch = "x86_64")]
+fn capped(cpu: usize, var: Option<&std::ffi::OsStr>) -> (usize, Option<String>) {
+    let Some(var) = var else {
+        return (cpu, None);
+    };
+    let text = var.to_string_lossy();
+    match LEVELS.iter().position(|l| text.eq_ignore_ascii_case(l)) {
+        Some(asked) if asked <= cpu => (asked, None),
+        Some(_) => (
+            cpu,
+            Some(format!(
+                "tensorbits: {CPU_ENV}={text} asks for more than this CPU runs; the CPU kernels use {}",
+                LEVELS[cpu]
+            )),
+        ),
+        None => (
+            cpu,
+            Some(format!(
+                "tensorbits: {CPU_ENV}={text:?} is not one of {}; the CPU kernels use {}, the most this CPU runs",
+                LEVELS.join(", "),
+                LEVELS[cpu]
+            )),
+        ),
+    }
+}
+
+/// The level the kernels run at, an index into [`LEVELS`]: detected once, capped by [`CPU_ENV`]
+/// (a bad value is reported once on stderr), so that small calls pay one load for the dispatch,
+/// not a feature test per feature.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn level() -> usize {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static LEVEL: AtomicU8 = AtomicU8::new(0);
+    match LEVEL.load(Ordering::Relaxed) {
+        0 => first_level(&LEVEL),
+        l => usize::from(l - 1),
+    }
+}
+
+/// [`level`]'s first call: detects, reads [`CPU_ENV`], stores the level plus one in `cell`.
+#[cfg(target_arch = "x86_64")]
+#[cold]
+#[inline(never)]
+fn first_level(cell: &std::sync::atomic::AtomicU8) -> usize {
+    use std::sync::atomic::Ordering;
+    let (level, warning) = capped(detected(), std::env::var_os(CPU_ENV).as_deref());
+    // Threads that race here compute the same level; only the one that stores first reports the
+    // warning.
+    if cell
+        .compare_exchange(0, level as u8 + 1, Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
+        && let Some(w) = warning
+    {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr().lock(), "{w}");
+    }
+    level
+}
+
+/// The instruction set the CPU kernels run at in this process: `"baseline"`, `"avx2"`,
+/// `"avx512bw"` or `"avx512"` on x86_64 (the best this CPU runs, or less where [`CPU_ENV`] says
+/// so), `"portable"` elsewhere. Every level gives the same bits; only the speed differs.
+pub fn instruction_set() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        LEVELS[level()]
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        "portable"
+    }
+}
+
+/// The [`Isa`] the hot loops run at (AVX-512 F and BW without VPOPCNTDQ run the AVX2 versions,
+/// with the streams of [`avx512bw`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn isa() -> Isa {
+    match level() {
+        3 => Isa::Avx512,
+        0 => Isa::Baseline,
+        _ => Isa::Avx2,
+    }
+}
+
+/// Whether the kernels run at the `avx512bw` level: AVX-512 F and BW (with AVX2 and POPCNT) but
+/// not the whole [`Isa::Avx512`] level (no VPOPCNTDQ: Skylake and Cascade Lake Xeons), where the
+/// AVX-512 streams run with each lane counted by nibble lookup (`wide::stream_bw`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn avx512bw() -> bool {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    static BW: AtomicU8 = AtomicU8::new(0);
-    match BW.load(Ordering::Relaxed) {
-        2 => true,
-        1 => false,
-        _ => {
-            let bw = isa() == Isa::Avx2
-                && std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512bw");
-            BW.store(1 + u8::from(bw), Ordering::Relaxed);
-            bw
-        }
-    }
+    level() == 2
 }
 
 /// Bytes of this CPU's largest data cache as CPUID describes it (its deterministic cache
@@ -200,6 +268,68 @@ pub(crate) use multiversion;
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
+    use super::{LEVELS, capped};
+    use std::ffi::OsStr;
+
+    /// The variable caps the level at or below this CPU's, in any case; a level above it, or a
+    /// value that is no level, leaves this CPU's and says why.
+    #[test]
+    fn the_variable_caps_the_level_and_reports_what_it_cannot_do() {
+        for (cpu, cpu_name) in LEVELS.iter().enumerate() {
+            assert_eq!(capped(cpu, None), (cpu, None));
+            for (asked, name) in LEVELS.iter().enumerate() {
+                for text in [name.to_string(), name.to_uppercase()] {
+                    let (level, warning) = capped(cpu, Some(OsStr::new(&text)));
+                    if asked <= cpu {
+                        assert_eq!((level, warning), (asked, None), "{text} on {cpu}");
+                    } else {
+                        assert_eq!(level, cpu);
+                        assert_eq!(
+                            warning.as_deref(),
+                            Some(
+                                format!(
+                                    "tensorbits: TENSORBITS_CPU={text} asks for more than this CPU \
+                                     runs; the CPU kernels use {cpu_name}"
+                                )
+                                .as_str()
+                            )
+                        );
+                    }
+                }
+            }
+            for bad in ["", "avx-512", "sse4", "avx2 "] {
+                let (level, warning) = capped(cpu, Some(OsStr::new(bad)));
+                assert_eq!(level, cpu);
+                assert_eq!(
+                    warning.unwrap(),
+                    format!(
+                        "tensorbits: TENSORBITS_CPU={bad:?} is not one of baseline, avx2, \
+                         avx512bw, avx512; the CPU kernels use {cpu_name}, the most this CPU runs"
+                    )
+                );
+            }
+        }
+    }
+
+    /// The hot loops' instruction set follows the level: `avx512bw` runs the AVX2 versions with
+    /// the byte-count streams.
+    #[test]
+    fn the_level_names_what_runs() {
+        let name = super::instruction_set();
+        assert!(LEVELS.contains(&name), "{name}");
+        let isa = super::isa();
+        let bw = super::avx512bw();
+        match name {
+            "avx512" => assert!(isa == super::Isa::Avx512 && !bw),
+            "avx512bw" => assert!(isa == super::Isa::Avx2 && bw),
+            "avx2" => assert!(isa == super::Isa::Avx2 && !bw),
+            _ => assert!(isa == super::Isa::Baseline && !bw),
+        }
+        if std::env::var_os(super::CPU_ENV).is_none() {
+            assert_eq!(super::level(), super::detected());
+        }
+    }
+
     /// CPUID's largest data cache is the largest data or unified cache Linux lists (which it reads
     /// from the same leaves), where it lists any.
     #[test]

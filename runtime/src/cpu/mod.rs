@@ -7,7 +7,8 @@
 //! crate's thread pool (`pool.rs`). The `unsafe` code lives in `simd.rs`, `wide.rs` and
 //! `stream.rs`.
 //!
-//! The public items are the executor's tuning constants.
+//! The public items are the executor's tuning constants, the instruction set its kernels run at
+//! ([`instruction_set`]) and the variable that caps it ([`CPU_ENV`]).
 
 pub(crate) mod accum;
 pub(crate) mod binarize;
@@ -26,6 +27,7 @@ mod wide;
 use crate::element::Word;
 use bytemuck::Pod;
 
+pub use isa::{CPU_ENV, instruction_set};
 #[doc(hidden)]
 pub use pair::{pair, pair_and, pair_or, pair_xnor, pair_xor};
 
