@@ -25,6 +25,11 @@ benches/results/grid.md (the
 table, the minimum and the geometric mean of the ratios per peer, and the CPU with the kernels it
 runs) and grid.png; --name NAME writes NAME.md, NAME.png and NAME_PEER.json instead.
 
+--isa LEVEL (baseline, avx2, avx512bw) runs tensorbits' CPU kernels at most at that instruction
+set (TENSORBITS_CPU) and FAISS at the matching SIMD level (faiss.SIMDConfig: NONE, AVX2, AVX512), so
+that one machine measures both as a CPU without AVX-512 VPOPCNTDQ would run them; NumKong and
+usearch run their best.
+
 --dtype gives tensorbits the same codes as uint16, uint32 or uint64 rows (the same bits, a code
 size a multiple of the type's), so that wider integer codes are held to the same peers, which
 take bytes.
@@ -43,6 +48,8 @@ import numpy as np
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 PEERS = ["tensorbits", "faiss", "usearch", "numkong"]
+# FAISS's SIMD level beside each --isa of tensorbits.
+FAISS_LEVELS = {"baseline": "NONE", "avx2": "AVX2", "avx512bw": "AVX512"}
 
 
 def cell_time(fn, runs):
@@ -116,6 +123,9 @@ def runner(peer, op, queries, base, k, dtype="uint8"):
     if peer == "faiss":
         import faiss
 
+        if FAISS_LEVELS.get(os.environ.get("TENSORBITS_CPU", "")):
+            faiss.SIMDConfig.set_level(getattr(faiss, "SIMDLevel_" + FAISS_LEVELS[os.environ["TENSORBITS_CPU"]]))
+
         if op == "cdist":
             dis = np.empty((q, n), np.int32)
             return lambda: faiss.hammings(faiss.swig_ptr(queries), faiss.swig_ptr(base), q, n, size,
@@ -185,6 +195,10 @@ def cpu():
                   if line.startswith("flags")), [])
     isa = ("AVX-512 VPOPCNTDQ" if "avx512_vpopcntdq" in flags
            else "AVX2, no AVX-512 VPOPCNTDQ" if "avx2" in flags else "no AVX2")
+    capped = os.environ.get("TENSORBITS_CPU")
+    if capped in FAISS_LEVELS:
+        isa += (f"; tensorbits' kernels capped at {capped} (TENSORBITS_CPU), FAISS at SIMD level "
+                f"{FAISS_LEVELS[capped]}")
     return f"{model}, {isa}"
 
 
@@ -295,9 +309,13 @@ def main():
     p.add_argument("--name", default="grid",
                    help="the results' file stem under benches/results (NAME.md, NAME.png, "
                         "NAME_PEER.json), so that a run on another CPU or subset keeps the others")
+    p.add_argument("--isa", choices=list(FAISS_LEVELS),
+                   help="cap tensorbits' CPU kernels (TENSORBITS_CPU) and FAISS's SIMD level")
     p.add_argument("--peer", choices=PEERS)
     p.add_argument("--json")
     args = p.parse_args()
+    if args.isa:
+        os.environ["TENSORBITS_CPU"] = args.isa
     if args.peer:
         return measure(args)
     times, steal, rejected = {}, {}, {}
