@@ -117,7 +117,14 @@ def test_every_function_is_registered(torch, ops):
         assert hasattr(torch.ops.tensorbits, name), name
     missing = sorted(set(tb.__all__) - set(ops.__all__))
     # The rest are not tensor functions (run takes any op by name: each has its own here).
-    assert missing == ["get_num_threads", "gpu_name", "ops", "run", "set_num_threads"], missing
+    assert missing == [
+        "cpu_instruction_set",
+        "get_num_threads",
+        "gpu_name",
+        "ops",
+        "run",
+        "set_num_threads",
+    ], missing
 
 
 def test_results_equal_the_numpy_front_end_bit_for_bit(torch, ops, rng):
