@@ -123,8 +123,9 @@ def runner(peer, op, queries, base, k, dtype="uint8"):
     if peer == "faiss":
         import faiss
 
-        if FAISS_LEVELS.get(os.environ.get("TENSORBITS_CPU", "")):
-            faiss.SIMDConfig.set_level(getattr(faiss, "SIMDLevel_" + FAISS_LEVELS[os.environ["TENSORBITS_CPU"]]))
+        level = FAISS_LEVELS.get(os.environ.get("TENSORBITS_CPU", ""))
+        if level:
+            faiss.SIMDConfig.set_level(getattr(faiss, "SIMDLevel_" + level))
 
         if op == "cdist":
             dis = np.empty((q, n), np.int32)

@@ -1707,39 +1707,23 @@ fn every_instruction_set_writes_the_same_files() {
 
     let mut rng = Rng(1905);
     let f = |name: &str| tmp(&format!("isa_{name}"));
-    let mut inputs = Vec::new();
-    for bytes in [4, 8, 16, 48, 256] {
-        let n = 70_000;
-        for (name, rows) in [("db", n), ("q", 10), ("q1", 1)] {
+    const WIDTHS: [usize; 5] = [4, 8, 16, 48, 256];
+    for bytes in WIDTHS {
+        for (name, rows) in [("db", 70_000), ("q", 10), ("q1", 1)] {
             let path = f(&format!("{name}{bytes}.npy"));
             let data = random_bytes(&mut rng, DataType::U8, rows * bytes);
             write_npy(&path, DataType::U8, &[rows, bytes], &data, false, false, 1);
         }
-        inputs.push(bytes);
     }
-    let long = f("long.npy");
-    write_npy(
-        &long,
-        DataType::U32,
-        &[600_000],
-        &random_bytes(&mut rng, DataType::U32, 600_000),
-        false,
-        false,
-        1,
-    );
-    let long2 = f("long2.npy");
-    write_npy(
-        &long2,
-        DataType::U32,
-        &[600_000],
-        &random_bytes(&mut rng, DataType::U32, 600_000),
-        false,
-        false,
-        1,
-    );
+    let [long, long2] = ["long.npy", "long2.npy"].map(|name| {
+        let path = f(name);
+        let data = random_bytes(&mut rng, DataType::U32, 600_000);
+        write_npy(&path, DataType::U32, &[600_000], &data, false, false, 1);
+        path
+    });
     let s = |p: &Path| p.to_str().unwrap().to_owned();
     let mut calls: Vec<Vec<String>> = Vec::new();
-    for &bytes in &inputs {
+    for bytes in WIDTHS {
         let db = s(&f(&format!("db{bytes}.npy")));
         for q in ["q", "q1"] {
             let q = s(&f(&format!("{q}{bytes}.npy")));
