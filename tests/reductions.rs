@@ -409,12 +409,13 @@ fn knn_by_heap_and_by_counting_match_a_sort() {
         (1, 5000, 1, 0x03),   // distances 0..=2 only: buckets full of ties
         (3, 70_000, 4, 0x11), // few rows against b split over the threads
         (20, 3000, 32, 0xff),
-        (40, 2000, 2, 0x0f),    // rows split over the threads
+        (20, 3000, 31, 0xff), // one share a thread through the tile, each packing its own `b`
+        (40, 2000, 2, 0x0f),  // rows split over the threads
         (2, 300_000, 16, 0x11), // b split over the threads: the parts' lists merged
-        (1, 90_000, 8, 0x11),   // one query: b split wherever there are threads, ties merged
-        (100, 1000, 8, 0xff),   // blocks of eight rows, a task each
-        (100, 1001, 20, 0xff),  // the same, b packed once for every task, a partial last block
-        (3, 700, 1040, 0x81),   // more than 8,192 bits: a heap
+        (1, 90_000, 8, 0x11), // one query: b split wherever there are threads, ties merged
+        (100, 1000, 8, 0xff), // blocks of eight rows, a task each
+        (100, 1001, 20, 0xff), // the same, b packed once for every task, a partial last block
+        (3, 700, 1040, 0x81), // more than 8,192 bits: a heap
     ];
     let op = <ops::HammingCdist as Op>::INFO;
     for &(m, n, bytes, keep) in cases {

@@ -1709,7 +1709,16 @@ fn every_instruction_set_writes_the_same_files() {
     let f = |name: &str| tmp(&format!("isa_{name}"));
     const WIDTHS: [usize; 5] = [4, 8, 16, 48, 256];
     for bytes in WIDTHS {
-        for (name, rows) in [("db", 70_000), ("q", 10), ("q1", 1)] {
+        // Twenty queries against 3,000 codes: rows of `a` in one share a thread, which at the
+        // AVX2 levels pack their own tiles of `b`.
+        let files = [
+            ("db", 70_000),
+            ("q", 10),
+            ("q1", 1),
+            ("small", 3000),
+            ("q20", 20),
+        ];
+        for (name, rows) in files {
             let path = f(&format!("{name}{bytes}.npy"));
             let data = random_bytes(&mut rng, DataType::U8, rows * bytes);
             write_npy(&path, DataType::U8, &[rows, bytes], &data, false, false, 1);
@@ -1734,6 +1743,27 @@ fn every_instruction_set_writes_the_same_files() {
                         .to_vec(),
                 );
             }
+        }
+        let (q20, small) = (
+            s(&f(&format!("q20{bytes}.npy"))),
+            s(&f(&format!("small{bytes}.npy"))),
+        );
+        for k in ["1", "10"] {
+            calls.push(
+                [
+                    "knn",
+                    &q20,
+                    &small,
+                    "-k",
+                    k,
+                    "-o",
+                    "IDX",
+                    "--distances",
+                    "DIST",
+                ]
+                .map(str::to_owned)
+                .to_vec(),
+            );
         }
         let q = s(&f(&format!("q{bytes}.npy")));
         calls.push(
