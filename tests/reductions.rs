@@ -566,6 +566,7 @@ const OUTPUT_CASES: &[(usize, usize, usize, DataType, usize)] = &[
     (70, 1000, 22, DataType::U16, 0),  // six words, the last a part
     (4, 1001, 5, DataType::U16, 1),    // a few queries of 10 bytes streamed in windows
     (20, 50003, 24, DataType::U8, 0),  // b past the most packed whole: tiles per task
+    (10, 3000, 31, DataType::U8, 0),   // ten rows in one share a thread, each packing its b
 ];
 
 #[test]

@@ -39,6 +39,13 @@ pub type PairRef<'k> = (
 /// rayon's sleeping threads the same split cost more than it gave below 4 MiB.
 const PAIR_PARALLEL_BYTES: usize = PARALLEL_BYTES / 2;
 
+/// Bytes of codes from which all-pairs work that packs `b` for the AVX2 tile ([`simd::tile_by_lookup`])
+/// is spread over the team: the tile counts by nibble lookup at about half a nanosecond a distance
+/// for codes of 16 bytes, so that less work pays for the split (ten queries against 1,000 codes of
+/// 12 to 32 bytes on Sapphire Rapids at the `avx2` level: 5.7-9.3 us on one thread, 4.2-6.7 us on
+/// two, each packing its own tiles).
+const LOOKUP_PAIR_PARALLEL_BYTES: usize = 64 << 10;
+
 /// Bytes of codes from which knn splits rows of `a` over the pool's team: selection costs more
 /// than counting, so less work pays for the split than all-pairs work needs (100 queries against
 /// 1,000 codes of 4 bytes, k = 10: 103 us on one thread, 62-70 us on two).
@@ -583,7 +590,11 @@ struct Job {
 /// One batch of a pairwise run into `region`, its output from the batch's first element.
 fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
     let (s, oes, (so_m, so_n)) = (&job.s, job.oes, job.so);
-    let parallel = job.work >= PAIR_PARALLEL_BYTES && crate::pool::num_threads() > 1;
+    let enough = match bt.pack && simd::tile_by_lookup() {
+        true => LOOKUP_PAIR_PARALLEL_BYTES,
+        false => PAIR_PARALLEL_BYTES,
+    };
+    let parallel = job.work >= enough && crate::pool::num_threads() > 1;
     // Rows of `b` per tile: about 32 KiB of codes, whole packed blocks.
     let tile_rows = (TILE_BYTES / (s.k * s.es).max(1))
         .max(8)
@@ -696,8 +707,13 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
         let bytes = rows_per * s.n * oes;
         let len = (s.m * s.n * oes).min(region.len());
         let chunks: Vec<&mut [u8]> = region[..len].chunks_mut(bytes).collect();
-        // Every block of rows passes over all of `b`: packed once for them all.
-        let whole = (chunks.len() > 1).then(|| pack_whole(bt, s)).flatten();
+        // Blocks of rows, several a thread, pass over all of `b`: packed once for them all. One
+        // share a thread packs its own tiles, as knn's do (see there): ten queries against 1,000
+        // codes of 16 bytes at the `avx2` level took 8.3 us on two threads with `b` packed whole
+        // by this thread, 4.2 us with each share packing its own.
+        let whole = (chunks.len() > 1 && !few_rows)
+            .then(|| pack_whole(bt, s))
+            .flatten();
         let shared = whole.as_deref().map(|p| bt.with_packed(p));
         let bt = shared.as_ref().unwrap_or(bt);
         crate::pool::each(chunks, |t, chunk| {

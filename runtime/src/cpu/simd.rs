@@ -181,6 +181,20 @@ multiversion! {
     }
 }
 
+/// Whether the wide tile counts by nibble lookup: the AVX2 block, which the `avx2` and `avx512bw`
+/// levels run, where AVX-512 VPOPCNTDQ counts a register of words an instruction.
+#[inline(always)]
+pub(crate) fn tile_by_lookup() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        super::isa::isa() == super::isa::Isa::Avx2
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Rows of `a` below which pairs stream through [`stream_few`] rather than the wide tile.
 pub(crate) const STREAM_ROWS: usize = 2 * tiles::RB;
 
