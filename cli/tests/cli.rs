@@ -1732,16 +1732,17 @@ fn every_instruction_set_writes_the_same_files() {
     });
     let s = |p: &Path| p.to_str().unwrap().to_owned();
     let mut calls: Vec<Vec<String>> = Vec::new();
+    let knn = |q: &str, db: &str, k: &str| {
+        ["knn", q, db, "-k", k, "-o", "IDX", "--distances", "DIST"]
+            .map(str::to_owned)
+            .to_vec()
+    };
     for bytes in WIDTHS {
         let db = s(&f(&format!("db{bytes}.npy")));
         for q in ["q", "q1"] {
             let q = s(&f(&format!("{q}{bytes}.npy")));
             for k in ["1", "10", "1000"] {
-                calls.push(
-                    ["knn", &q, &db, "-k", k, "-o", "IDX", "--distances", "DIST"]
-                        .map(str::to_owned)
-                        .to_vec(),
-                );
+                calls.push(knn(&q, &db, k));
             }
         }
         let (q20, small) = (
@@ -1749,21 +1750,7 @@ fn every_instruction_set_writes_the_same_files() {
             s(&f(&format!("small{bytes}.npy"))),
         );
         for k in ["1", "10"] {
-            calls.push(
-                [
-                    "knn",
-                    &q20,
-                    &small,
-                    "-k",
-                    k,
-                    "-o",
-                    "IDX",
-                    "--distances",
-                    "DIST",
-                ]
-                .map(str::to_owned)
-                .to_vec(),
-            );
+            calls.push(knn(&q20, &small, k));
         }
         let q = s(&f(&format!("q{bytes}.npy")));
         calls.push(

@@ -218,10 +218,10 @@ pub fn set_num_threads(threads: usize) {
     // balancing: calls in the milliseconds after a rebuild found the team's helper sharing the
     // caller's core (a loop that set the same count before each batch of calls ran sixteen
     // queries against 1,000 codes of 16 bytes at 18 us on two threads, 11 us on one).
-    let current = slot
+    let built = slot
         .as_ref()
         .is_some_and(|c| c.generation == GENERATION.load(Ordering::SeqCst));
-    if current && WANTED.load(Ordering::SeqCst) == threads {
+    if built && WANTED.load(Ordering::SeqCst) == threads {
         return;
     }
     WANTED.store(threads, Ordering::SeqCst);
