@@ -1710,13 +1710,15 @@ fn every_instruction_set_writes_the_same_files() {
     const WIDTHS: [usize; 5] = [4, 8, 16, 48, 256];
     for bytes in WIDTHS {
         // Twenty queries against 3,000 codes: rows of `a` in one share a thread, which at the
-        // AVX2 levels pack their own tiles of `b`.
+        // AVX2 levels pack their own tiles of `b`. Forty against 70,000: many rows, which at
+        // those levels split `b` when it is too large to pack whole.
         let files = [
             ("db", 70_000),
             ("q", 10),
             ("q1", 1),
             ("small", 3000),
             ("q20", 20),
+            ("q40", 40),
         ];
         for (name, rows) in files {
             let path = f(&format!("{name}{bytes}.npy"));
@@ -1749,8 +1751,10 @@ fn every_instruction_set_writes_the_same_files() {
             s(&f(&format!("q20{bytes}.npy"))),
             s(&f(&format!("small{bytes}.npy"))),
         );
+        let q40 = s(&f(&format!("q40{bytes}.npy")));
         for k in ["1", "10"] {
             calls.push(knn(&q20, &small, k));
+            calls.push(knn(&q40, &db, k));
         }
         let q = s(&f(&format!("q{bytes}.npy")));
         calls.push(

@@ -56,6 +56,10 @@ const KNN_PARALLEL_BYTES: usize = 64 << 10;
 /// over two threads and 67 us on one).
 const KNN_SPLIT_BYTES: usize = 4 * PARALLEL_BYTES;
 
+/// The selections' bytes up to which knn splits `b` for many rows where the AVX2 tile counts:
+/// each task keeps the lists of every row.
+const SPLIT_SELECTION_BYTES: usize = 512 << 10;
+
 /// Rows of `b` per tile: a tile of [`MB`] rows of `a` keeps `MB x NB` accumulators in L1.
 const NB: usize = 256;
 
@@ -263,13 +267,10 @@ const WHOLE_PACK_PARALLEL_BYTES: usize = 256 << 10;
 /// not packed in tiles or is past [`WHOLE_PACK_BYTES`], or where the memory cannot be had: the
 /// tasks then pack their own tiles.
 fn pack_whole(bt: &Batch<'_>, s: &Shape) -> Option<Vec<u64>> {
-    if !bt.pack || s.ww == 0 {
+    if !bt.pack || s.ww == 0 || !fits_whole(s) {
         return None;
     }
-    let words = s.n.div_ceil(8).checked_mul(s.ww * 8)?;
-    if words.saturating_mul(8) > WHOLE_PACK_BYTES {
-        return None;
-    }
+    let words = s.n.div_ceil(8) * s.ww * 8;
     let mut packed = crate::alloc::zeroed_vec::<u64>(words, "b packed for the wide kernel").ok()?;
     let row_bytes = s.k * s.es;
     let rows = (TILE_BYTES / row_bytes.max(1)).max(8).next_multiple_of(8);
@@ -286,6 +287,12 @@ fn pack_whole(bt: &Batch<'_>, s: &Shape) -> Option<Vec<u64>> {
         false => parts.into_iter().enumerate().for_each(|(t, d)| one(t, d)),
     }
     Some(packed)
+}
+
+/// Whether all of `b` packed for the wide kernel takes at most [`WHOLE_PACK_BYTES`].
+fn fits_whole(s: &Shape) -> bool {
+    let bytes = s.n.div_ceil(8).saturating_mul(s.ww * 64);
+    bytes <= WHOLE_PACK_BYTES
 }
 
 /// [`pack_tile`] for codes of `row_bytes` bytes (at least eight), `ww` words (`WW` where not
@@ -795,17 +802,28 @@ pub(crate) fn knn(
     // threads have nothing else to split, and a lone query splits where all-pairs work does (one
     // query against 100,000 codes of 32 bytes, k = 10: 0.29 ms on one thread).
     let split_b = work >= KNN_SPLIT_BYTES || (s.m < threads && work >= PAIR_PARALLEL_BYTES);
-    // Rows of `a` split: blocks of them when there are many, else one share per thread when `b`
-    // is not worth splitting (ten queries against 1,000 codes of 64 bytes, k = 10: 19.4 us on one
-    // thread).
-    let many_rows = s.m >= 2 * threads * MB;
-    let row_split = many_rows || (!split_b && s.m >= threads);
-    let parallel = threads > 1 && (row_split || split_b);
+    let max_distance = (s.k * s.es * 8) as u64;
     let mut at = 0;
     for bt in batches(plan, &s, inputs, pair.1, MB)? {
         if k == 0 || s.m == 0 {
             continue;
         }
+        // Rows of `a` split: blocks of them when there are many, else one share per thread when
+        // `b` is not worth splitting (ten queries against 1,000 codes of 64 bytes, k = 10: 19.4 us
+        // on one thread). Where the AVX2 tile counts, many rows against a `b` too large to pack
+        // whole split `b` instead, while their selections stay small: each block of rows would
+        // pack all of `b` again, where each range of `b` is packed once for all the rows (100
+        // queries against 100,000 codes on Sapphire Rapids at the `avx512bw` level, k = 10: 7.3
+        // against 9.0 ms for 48 bytes, 3.9 against 4.2 ms for 16; past the bound, at the `avx2`
+        // level, k = 100 over 16-byte codes took 5.5 against 4.9 ms).
+        let lookup_split = split_b
+            && bt.pack
+            && simd::tile_by_lookup()
+            && !fits_whole(&s)
+            && Selections::bytes(s.m, k, max_distance) <= SPLIT_SELECTION_BYTES;
+        let many_rows = s.m >= 2 * threads * MB && !lookup_split;
+        let row_split = many_rows || (!split_b && s.m >= threads);
+        let parallel = threads > 1 && (row_split || split_b);
         let mut rows_out = out.rows(at, s.m, k);
         at += s.m;
         if !parallel || row_split {

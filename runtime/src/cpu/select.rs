@@ -35,6 +35,20 @@ impl Selections {
         })
     }
 
+    /// The bytes [`Selections::new`] holds for these arguments (the lists and counts of every
+    /// row, leaving out each structure's small fixed part).
+    pub(crate) fn bytes(rows: usize, k: usize, max_distance: u64) -> usize {
+        let entry = size_of::<(u64, u64)>();
+        let per_row = if k == 1 {
+            entry
+        } else if max_distance <= COUNT_MAX {
+            (max_distance as usize + 1) * size_of::<u32>() + Counts::cap(k) * entry
+        } else {
+            (k + 1) * entry
+        };
+        rows.saturating_mul(per_row)
+    }
+
     /// Distances of row `r` against the rows of `b` from `j0` on.
     #[inline]
     pub(crate) fn push_all<D: Dist>(&mut self, r: usize, row: &[D], j0: usize) {
@@ -158,9 +172,15 @@ struct CountRow {
 }
 
 impl Counts {
+    /// Candidates per row's list for `k`: room to take several distances past the `k`-th before
+    /// the list is cut back.
+    fn cap(k: usize) -> usize {
+        4 * k.max(16)
+    }
+
     fn new(rows: usize, k: usize, max_distance: u64) -> Counts {
         let width = max_distance as usize + 1;
-        let cap = 4 * k.max(16);
+        let cap = Counts::cap(k);
         Counts {
             k,
             width,
