@@ -567,6 +567,8 @@ const OUTPUT_CASES: &[(usize, usize, usize, DataType, usize)] = &[
     (4, 1001, 5, DataType::U16, 1),    // a few queries of 10 bytes streamed in windows
     (20, 50003, 24, DataType::U8, 0),  // b past the most packed whole: tiles per task
     (10, 3000, 31, DataType::U8, 0),   // ten rows in one share a thread, each packing its b
+    (40, 3000, 24, DataType::U8, 0),   // a small output: one share of rows a thread
+    (52, 1001, 3, DataType::U64, 1),   // shares of 26 rows (not whole blocks), b unaligned
 ];
 
 #[test]

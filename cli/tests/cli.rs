@@ -1711,7 +1711,8 @@ fn every_instruction_set_writes_the_same_files() {
     for bytes in WIDTHS {
         // Twenty queries against 3,000 codes: rows of `a` in one share a thread, which at the
         // AVX2 levels pack their own tiles of `b`. Forty against 70,000: many rows, which at
-        // those levels split `b` when it is too large to pack whole.
+        // those levels split `b` when it is too large to pack whole; against 3,000, all-pairs
+        // distances in one share a thread.
         let files = [
             ("db", 70_000),
             ("q", 10),
@@ -1756,6 +1757,12 @@ fn every_instruction_set_writes_the_same_files() {
             calls.push(knn(&q20, &small, k));
             calls.push(knn(&q40, &db, k));
         }
+        // An output of 480,000 bytes: the rows of `a` one share a thread.
+        calls.push(
+            ["run", "cdist", &q40, &small, "-o", "OUT"]
+                .map(str::to_owned)
+                .to_vec(),
+        );
         let q = s(&f(&format!("q{bytes}.npy")));
         calls.push(
             ["run", "cdist", &q, &db, "-o", "OUT"]
