@@ -433,6 +433,13 @@ struct Shape {
     ww: usize,
 }
 
+impl Shape {
+    /// The largest distance a sum of bit counts can reach: the bits of a code.
+    fn max_distance(&self) -> u64 {
+        (self.k * self.es * 8) as u64
+    }
+}
+
 fn shape(plan: &Plan) -> Shape {
     let nd = plan.iter.len();
     let es = plan.in_dtype.size();
@@ -716,13 +723,13 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
         // shares (100 against 1,000 codes of 12 bytes at the `avx2` level: 45, 55 and 36 us).
         // Larger outputs of short codes balance better in blocks (300 queries against 10,000
         // codes of 16 bytes at `avx2`: 1.11 ms in blocks, 1.22 ms in shares).
-        let shares = s.m * s.n * oes <= SHARE_OUTPUT_BYTES;
-        let rows_per = match few_rows || shares {
+        let out_bytes = s.m * s.n * oes;
+        let rows_per = match few_rows || out_bytes <= SHARE_OUTPUT_BYTES {
             true => s.m.div_ceil(threads),
             false => s.m.div_ceil(4 * threads).next_multiple_of(MB),
         };
         let bytes = rows_per * s.n * oes;
-        let len = (s.m * s.n * oes).min(region.len());
+        let len = out_bytes.min(region.len());
         let chunks: Vec<&mut [u8]> = region[..len].chunks_mut(bytes).collect();
         // Blocks of rows, several a thread, pass over all of `b`: packed once for them all. A
         // share a thread packs its own tiles, as knn's do (see there): ten queries against 1,000
@@ -812,7 +819,6 @@ pub(crate) fn knn(
     // threads have nothing else to split, and a lone query splits where all-pairs work does (one
     // query against 100,000 codes of 32 bytes, k = 10: 0.29 ms on one thread).
     let split_b = work >= KNN_SPLIT_BYTES || (s.m < threads && work >= PAIR_PARALLEL_BYTES);
-    let max_distance = (s.k * s.es * 8) as u64;
     let mut at = 0;
     for bt in batches(plan, &s, inputs, pair.1, MB)? {
         if k == 0 || s.m == 0 {
@@ -830,7 +836,7 @@ pub(crate) fn knn(
             && bt.pack
             && simd::tile_by_lookup()
             && !fits_whole(&s)
-            && Selections::bytes(s.m, k, max_distance) <= SPLIT_SELECTION_BYTES;
+            && Selections::bytes(s.m, k, s.max_distance()) <= SPLIT_SELECTION_BYTES;
         let many_rows = s.m >= 2 * threads * MB && !lookup_split;
         let row_split = many_rows || (!split_b && s.m >= threads);
         let parallel = threads > 1 && (row_split || split_b);
@@ -956,8 +962,7 @@ fn select(
     pair: PairRef<'_>,
     emit: impl FnMut(usize, &[(u64, u64)]),
 ) {
-    // The largest distance a sum of bit counts can reach: the bits of a code.
-    let max_distance = (s.k * s.es * 8) as u64;
+    let max_distance = s.max_distance();
     let mut sel = Selections::new(i1 - i0, k, max_distance);
     let mut tile = TILE.take();
     // Where the rows stream, distances of codes up to 8 KiB go through a tile of `u16`s, which the
