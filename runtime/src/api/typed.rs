@@ -184,6 +184,13 @@ fn kernel<T: Element, O: Element, const N: usize>(
 
 /// Runs `op` on typed inputs into a new packed tensor of `O`. `f` is the op's element function at
 /// `T`'s word, which small calls on packed tensors of one shape run directly.
+///
+/// Every way out but the small call's comes back boxed, from a function out of line: a result
+/// returned by value (through memory the caller hands in) would be written into the caller's
+/// result, which then could not live in registers, and the small call would build its tensor in
+/// memory and copy it, reading the vector's pointer and length in one load straight after the
+/// stores of them, which the CPU cannot forward (64 `u32`s XORed into a new tensor, criterion:
+/// about 30 ns before, against a hand-written loop's 15).
 #[inline]
 pub fn run_new<T: Element, O: Element, const N: usize>(
     op: &'static OpInfo,
@@ -198,19 +205,29 @@ pub fn run_new<T: Element, O: Element, const N: usize>(
             .all(|v| v.is_packed() && v.dims() == first.dims())
     {
         let shape = first.dims();
-        let checked = validate::check_same_shape(op, call, N, T::DATA_TYPE, O::DATA_TYPE, shape)?;
-        if let Some((count, broadcast)) = checked {
-            let data: [&[T]; N] = slices(|k| inputs[k].data());
-            if count.saturating_mul(size_of::<O>()) < PARALLEL_BYTES {
-                // Written once, straight into the new vector.
-                let lanes: [&[T::Word]; N] = slices(|k| T::as_words(data[k]));
-                let out = O::from_words(simd::compute_new(&lanes, count, &f));
-                return Ok(Tensor::from_checked(out, *shape));
+        match validate::check_same_shape(op, call, N, T::DATA_TYPE, O::DATA_TYPE, shape) {
+            Ok(Some((count, broadcast))) => {
+                let data: [&[T]; N] = slices(|k| inputs[k].data());
+                if count.saturating_mul(size_of::<O>()) < PARALLEL_BYTES {
+                    // Written once, straight into the new vector.
+                    let lanes: [&[T::Word]; N] = slices(|k| T::as_words(data[k]));
+                    let out = O::from_words(simd::compute_new(&lanes, count, &f));
+                    return Ok(Tensor::from_checked(out, *shape));
+                }
+                return *run_new_large(broadcast, shape, data, count, &f);
             }
-            return run_new_large(broadcast, shape, data, count, &f);
+            Ok(None) => {}
+            Err(e) => return *boxed(Err(e)),
         }
     }
-    run_new_general(op, call, inputs, &f)
+    *run_new_general(op, call, inputs, &f)
+}
+
+/// `result` on the heap, for [`run_new`]'s ways out other than the small call's.
+#[cold]
+#[inline(never)]
+fn boxed<R>(result: Result<R>) -> Box<Result<R>> {
+    Box::new(result)
 }
 
 /// [`run_new`] for a large call on packed tensors of one shape, out of line: what the generated
@@ -224,10 +241,13 @@ fn run_new_large<T: Element, O: Element, const N: usize>(
     data: [&[T]; N],
     count: usize,
     f: &(impl Fn([T::Word; N]) -> O::Word + Sync),
-) -> Result<Tensor<O>> {
-    let mut out = crate::alloc::zeroed_vec(count, "OutputTensor")?;
-    run_large(broadcast, *shape, data, &mut out, f);
-    Ok(Tensor::from_checked(out, *shape))
+) -> Box<Result<Tensor<O>>> {
+    let run = || {
+        let mut out = crate::alloc::zeroed_vec(count, "OutputTensor")?;
+        run_large(broadcast, *shape, data, &mut out, f);
+        Ok(Tensor::from_checked(out, *shape))
+    };
+    Box::new(run())
 }
 
 /// [`run_new`] for any views: the full validator and the walk over the plan. Cold, as
@@ -239,17 +259,21 @@ fn run_new_general<T: Element, O: Element, const N: usize>(
     call: &Call,
     inputs: [TensorView<'_, T>; N],
     f: &(impl Fn([T::Word; N]) -> O::Word + Sync),
-) -> Result<Tensor<O>> {
-    let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
-    let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
-    let mut plan = Plan::EMPTY;
-    validate::validate_new_output_into(op, call, &refs, O::DATA_TYPE, &mut plan)?;
-    let srcs: [InputBuffer<'_>; N] = std::array::from_fn(|k| InputBuffer::Bytes(bytes(&inputs[k])));
-    let mut out = crate::alloc::zeroed_vec(plan.count, "OutputTensor")?;
-    O::with_bytes_mut(&mut out, |b| {
-        walk::run(&plan, &srcs, b, &kernel::<T, O, N>(f))
-    });
-    Ok(Tensor::from_checked(out, plan.out_shape))
+) -> Box<Result<Tensor<O>>> {
+    let run = || {
+        let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
+        let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
+        let mut plan = Plan::EMPTY;
+        validate::validate_new_output_into(op, call, &refs, O::DATA_TYPE, &mut plan)?;
+        let srcs: [InputBuffer<'_>; N] =
+            std::array::from_fn(|k| InputBuffer::Bytes(bytes(&inputs[k])));
+        let mut out = crate::alloc::zeroed_vec(plan.count, "OutputTensor")?;
+        O::with_bytes_mut(&mut out, |b| {
+            walk::run(&plan, &srcs, b, &kernel::<T, O, N>(f))
+        });
+        Ok(Tensor::from_checked(out, plan.out_shape))
+    };
+    Box::new(run())
 }
 
 /// Runs `op` on typed inputs into an existing (possibly strided) output view; `f` as for

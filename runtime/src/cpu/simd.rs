@@ -47,6 +47,10 @@ pub(crate) fn compute<W: Word, O: Pod, const N: usize>(
 
 /// The hot loop into a new vector ([`compute_new`](super::kernel::compute_new)), in the best
 /// version for this CPU and this size.
+///
+/// The versions return a boxed slice, which comes back in two registers, where a `Vec` (three
+/// words) comes back through memory that the caller then reads again. A vector collected from the
+/// loop has its length for capacity, so neither conversion copies or reallocates.
 #[inline(always)]
 pub(crate) fn compute_new<W: Word, O: Pod, const N: usize>(
     lanes: &[&[W]; N],
@@ -56,9 +60,9 @@ pub(crate) fn compute_new<W: Word, O: Pod, const N: usize>(
     #[cfg(target_arch = "x86_64")]
     if n.saturating_mul(size_of::<O>()) <= SMALL_BYTES && isa() != Isa::Baseline {
         // SAFETY: as in `compute`.
-        return unsafe { hot_loop_new::avx2(lanes, n, f) };
+        return unsafe { hot_loop_new::avx2(lanes, n, f) }.into_vec();
     }
-    hot_loop_new(lanes, n, f)
+    hot_loop_new(lanes, n, f).into_vec()
 }
 
 multiversion! {
@@ -80,8 +84,8 @@ multiversion! {
         lanes: &[&[W]; N],
         n: usize,
         f: &impl Fn([W; N]) -> O,
-    ) -> Vec<O> {
-        kernel::compute_new(lanes, n, f)
+    ) -> Box<[O]> {
+        kernel::compute_new(lanes, n, f).into_boxed_slice()
     }
 }
 
@@ -661,12 +665,16 @@ mod tests {
                 if std::arch::is_x86_feature_detected!("avx2") {
                     // SAFETY: AVX2 was detected on this CPU.
                     let v = unsafe { super::hot_loop_new::avx2(&lanes, n, &mixed) };
-                    assert_eq!(v, base, "AVX2 into a new vector, {n} elements");
+                    assert_eq!(v.into_vec(), base, "AVX2 into a new vector, {n} elements");
                 }
                 if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512 {
                     // SAFETY: `isa` detected every feature `hot_loop_new::avx512` is compiled for.
                     let v = unsafe { super::hot_loop_new::avx512(&[&a[..]], n, &count) };
-                    assert_eq!(v, base_c, "AVX-512 into a new vector, {n} elements");
+                    assert_eq!(
+                        v.into_vec(),
+                        base_c,
+                        "AVX-512 into a new vector, {n} elements"
+                    );
                 }
                 assert_eq!(super::compute_new(&[&a[..]], n, &count), base_c);
             }
