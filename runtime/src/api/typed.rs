@@ -214,16 +214,17 @@ pub fn run_new<T: Element, O: Element, const N: usize>(
                     let out = O::from_words(simd::compute_new(&lanes, count, &f));
                     return Ok(Tensor::from_checked(out, *shape));
                 }
-                return *run_new_large(broadcast, shape, data, count, &f);
+                return *boxed(run_new_large(broadcast, shape, data, count, &f));
             }
             Ok(None) => {}
             Err(e) => return *boxed(Err(e)),
         }
     }
-    *run_new_general(op, call, inputs, &f)
+    *boxed(run_new_general(op, call, inputs, &f))
 }
 
-/// `result` on the heap, for [`run_new`]'s ways out other than the small call's.
+/// `result` on the heap, for [`run_new`]'s ways out other than the small call's: the functions
+/// that compute them return into memory of their own, not into the small call's result.
 #[cold]
 #[inline(never)]
 fn boxed<R>(result: Result<R>) -> Box<Result<R>> {
@@ -241,13 +242,10 @@ fn run_new_large<T: Element, O: Element, const N: usize>(
     data: [&[T]; N],
     count: usize,
     f: &(impl Fn([T::Word; N]) -> O::Word + Sync),
-) -> Box<Result<Tensor<O>>> {
-    let run = || {
-        let mut out = crate::alloc::zeroed_vec(count, "OutputTensor")?;
-        run_large(broadcast, *shape, data, &mut out, f);
-        Ok(Tensor::from_checked(out, *shape))
-    };
-    Box::new(run())
+) -> Result<Tensor<O>> {
+    let mut out = crate::alloc::zeroed_vec(count, "OutputTensor")?;
+    run_large(broadcast, *shape, data, &mut out, f);
+    Ok(Tensor::from_checked(out, *shape))
 }
 
 /// [`run_new`] for any views: the full validator and the walk over the plan. Cold, as
@@ -259,21 +257,17 @@ fn run_new_general<T: Element, O: Element, const N: usize>(
     call: &Call,
     inputs: [TensorView<'_, T>; N],
     f: &(impl Fn([T::Word; N]) -> O::Word + Sync),
-) -> Box<Result<Tensor<O>>> {
-    let run = || {
-        let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
-        let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
-        let mut plan = Plan::EMPTY;
-        validate::validate_new_output_into(op, call, &refs, O::DATA_TYPE, &mut plan)?;
-        let srcs: [InputBuffer<'_>; N] =
-            std::array::from_fn(|k| InputBuffer::Bytes(bytes(&inputs[k])));
-        let mut out = crate::alloc::zeroed_vec(plan.count, "OutputTensor")?;
-        O::with_bytes_mut(&mut out, |b| {
-            walk::run(&plan, &srcs, b, &kernel::<T, O, N>(f))
-        });
-        Ok(Tensor::from_checked(out, plan.out_shape))
-    };
-    Box::new(run())
+) -> Result<Tensor<O>> {
+    let descs: [TensorDesc; N] = std::array::from_fn(|k| inputs[k].desc());
+    let refs: [&TensorDesc; N] = std::array::from_fn(|k| &descs[k]);
+    let mut plan = Plan::EMPTY;
+    validate::validate_new_output_into(op, call, &refs, O::DATA_TYPE, &mut plan)?;
+    let srcs: [InputBuffer<'_>; N] = std::array::from_fn(|k| InputBuffer::Bytes(bytes(&inputs[k])));
+    let mut out = crate::alloc::zeroed_vec(plan.count, "OutputTensor")?;
+    O::with_bytes_mut(&mut out, |b| {
+        walk::run(&plan, &srcs, b, &kernel::<T, O, N>(f))
+    });
+    Ok(Tensor::from_checked(out, plan.out_shape))
 }
 
 /// Runs `op` on typed inputs into an existing (possibly strided) output view; `f` as for
