@@ -502,7 +502,8 @@ mod tests {
             x
         };
         // Small values, and values on both sides of the top bit, where a signed compare would
-        // misorder them (the AVX2 scan compares lanes as signed, the top bit flipped); `u16`
+        // misorder them (the AVX2 scan tests the sign of each value minus a limit below 2^63,
+        // which reads values 2^63 above it as below too); `u16`
         // distances too, against limits inside and past their range.
         let lens = [0, 1, 15, 16, 17, 31, 32, 33, 100, 1000];
         for (n, high) in lens

@@ -205,6 +205,17 @@ pub(crate) fn code_word(row: &[u8], w: usize, ww: usize, last: usize) -> u64 {
     }
 }
 
+/// The low four bits of each byte of a word: a row's nibbles for a block that reads them
+/// ([`Block::NIBBLES`]).
+pub(crate) const NIBBLE: u64 = 0x0f0f_0f0f_0f0f_0f0f;
+
+/// Words of `aw` a row of `a` takes in the register blocks of `B` for codes of `ww` words: `ww`,
+/// or twice that where `B` reads each row as its nibbles.
+#[inline(always)]
+pub(crate) fn a_words<B: Block>(ww: usize) -> usize {
+    if B::NIBBLES { 2 * ww } else { ww }
+}
+
 /// Rows of `a` per register block of the wide tile: eight rows against eight packed rows of `b`
 /// keep 8 vector accumulators, so each load of `b` serves eight rows.
 pub(crate) const RB: usize = 8;
@@ -228,19 +239,20 @@ pub(crate) fn pair_wide_body<E: WideExpr, B: Block>(
         debug_assert!(false, "pair_wide: packed b too short");
         return;
     }
-    // The rows' words, aligned: on the stack for codes up to 256 bytes, in a buffer cleared only
-    // as large as the codes need (a call of one query against a thousand short codes noticed the
-    // clearing of 2 KiB).
-    let mut short = [0u64; RB * 4];
+    // The rows' words, aligned (or their nibbles, `aws` words a row, where the block reads them
+    // so): on the stack for codes up to 256 bytes, in a buffer cleared only as large as the codes
+    // need (a call of one query against a thousand short codes noticed the clearing of 2 KiB).
+    let aws = a_words::<B>(ww);
+    let mut short = [0u64; RB * 8];
     let mut stack;
     let mut heap = Vec::new();
-    let aw: &mut [u64] = if ww <= 4 {
-        &mut short[..RB * ww]
-    } else if ww <= 32 {
-        stack = [0u64; RB * 32];
-        &mut stack[..RB * ww]
+    let aw: &mut [u64] = if aws <= 8 {
+        &mut short[..RB * aws]
+    } else if aws <= 64 {
+        stack = [0u64; RB * 64];
+        &mut stack[..RB * aws]
     } else {
-        heap.resize(RB * ww, 0);
+        heap.resize(RB * aws, 0);
         &mut heap
     };
     let mut acc = [[0u64; 8]; RB];
@@ -249,8 +261,15 @@ pub(crate) fn pair_wide_body<E: WideExpr, B: Block>(
         // Rows past the last repeat the last one and are not written.
         for r in 0..RB {
             let row = &task.a[(i0 + r.min(ri - 1)) * task.a_stride..];
-            for (w, word) in aw[r * ww..(r + 1) * ww].iter_mut().enumerate() {
-                *word = code_word(row, w, ww, last);
+            let words = &mut aw[r * aws..(r + 1) * aws];
+            for w in 0..ww {
+                let word = code_word(row, w, ww, last);
+                if B::NIBBLES {
+                    words[w] = word & NIBBLE;
+                    words[ww + w] = (word >> 4) & NIBBLE;
+                } else {
+                    words[w] = word;
+                }
             }
         }
         // Whole blocks go from the registers to the output (in its type) where the padding adds
@@ -260,7 +279,7 @@ pub(crate) fn pair_wide_body<E: WideExpr, B: Block>(
             blocks_out::<E, B, RB>(isa, aw, packed, ww, whole, out, i0);
         } else {
             for r in 0..ri {
-                let a1 = &aw[r * ww..(r + 1) * ww];
+                let a1 = &aw[r * aws..(r + 1) * aws];
                 blocks_out::<E, B, 1>(isa, a1, packed, ww, whole, out, i0 + r);
             }
         }
@@ -273,7 +292,7 @@ pub(crate) fn pair_wide_body<E: WideExpr, B: Block>(
                 // eight times over when `a` has fewer (a single query, say).
                 for (r, acc_r) in acc.iter_mut().enumerate().take(ri) {
                     let mut one = [[0u64; 8]; 1];
-                    block::<E, B, 1>(isa, &aw[r * ww..(r + 1) * ww], pb, ww, &mut one);
+                    block::<E, B, 1>(isa, &aw[r * aws..(r + 1) * aws], pb, ww, &mut one);
                     *acc_r = one[0];
                 }
             }
@@ -397,6 +416,10 @@ fn block<E: WideExpr, B: Block, const R: usize>(
 /// `aw`) against eight packed rows of `b` (`pb`), each pair's count of `E` over the words. A value
 /// of the type is the proof that the CPU runs the instructions it uses.
 pub(crate) trait Block: Copy {
+    /// Whether a row of `a` comes to the block as its nibbles: the low four bits of each byte of
+    /// its `ww` words ([`NIBBLE`]), then the high four bits shifted down, `2 * ww` words in all.
+    /// A lookup by nibble then shifts and masks only `b`, once for all the block's rows.
+    const NIBBLES: bool = false;
     /// The block for codes of `WW` words, unrolled (the word count a constant), into `out`.
     #[inline(always)]
     fn block<E: WideExpr, const WW: usize, const R: usize>(
@@ -405,7 +428,7 @@ pub(crate) trait Block: Copy {
         pb: &[u64],
         out: &mut [[u64; 8]; R],
     ) {
-        self.block_any::<E, R>(&aw[..R * WW], &pb[..WW * 8], WW, out)
+        self.block_any::<E, R>(&aw[..R * a_words::<Self>(WW)], &pb[..WW * 8], WW, out)
     }
     /// [`block`](Self::block) for the first `blocks` packed blocks of `b`, the results written in
     /// the output's type: row `r`'s from byte `r * stride` of `dst`, one after another.
@@ -426,7 +449,8 @@ pub(crate) trait Block: Copy {
             }
         }
     }
-    /// The block for any number of words, into `out`.
+    /// The block for any number of words, into `out`: row `r` of `a` in
+    /// `aw[r * a_words::<Self>(ww)..]`.
     fn block_any<E: WideExpr, const R: usize>(
         self,
         aw: &[u64],
