@@ -234,6 +234,11 @@ fn pack_into(
         let rows = &b.bytes[j0 * row_bytes..(j0 + nj) * row_bytes];
         match ww {
             1 => transpose_words::<1>(rows, buf, ww, row_bytes),
+            // Codes of 16 bytes eight at a time in vector registers where the CPU has them.
+            2 if row_bytes == 16 => {
+                let done = simd::pack16(rows, buf);
+                transpose_words::<2>(&rows[done * 16..], &mut buf[done * 2..], ww, row_bytes)
+            }
             2 => transpose_words::<2>(rows, buf, ww, row_bytes),
             3 => transpose_words::<3>(rows, buf, ww, row_bytes),
             4 => transpose_words::<4>(rows, buf, ww, row_bytes),

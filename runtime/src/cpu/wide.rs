@@ -1470,28 +1470,33 @@ impl Block for Avx512 {
     }
 }
 
-impl Block for Avx2 {
-    // Each pair's words counted by nibble: `E` of `a`'s and `b`'s low nibbles, and of their high
-    // ones, each looked up. `b`'s nibbles are made once for the block's rows, `a`'s once for
-    // the call, so that a pair's word takes two lookups, two adds and the two operations of `E`
-    // where it took a shift and two masks more (ten queries against a million codes of 16 bytes,
-    // knn at the `avx2` level, k = 10: 4.7-5.1 ms to 4.4-4.65 ms).
-    const NIBBLES: bool = true;
+impl Avx2 {
+    /// The wide tile's counts of `R` rows of `a` (their nibbles in `aw`, as [`Block::NIBBLES`]
+    /// gives them) against the packed block `pb` of eight codes of `ww` words: `put(h, r, v)`
+    /// with `v` the four 64-bit counts of row `r` against codes `4 * h..4 * h + 4`.
+    ///
+    /// Each pair's words are counted by nibble: `E` of `a`'s and `b`'s low nibbles, and of their
+    /// high ones, each looked up. `b`'s nibbles are made once for the block's rows, `a`'s once for
+    /// the call (each as a vector of four, read as an operand of `E`), so that a pair's word
+    /// takes two lookups, two adds and the two operations of `E` where it took a shift and two
+    /// masks more (ten queries against a million codes of 16 bytes, knn at the `avx2` level,
+    /// k = 10: 4.7-5.1 ms to 4.4-4.65 ms).
     #[inline(always)]
-    fn block_any<E: WideExpr, const R: usize>(
+    fn counts<E: WideExpr, const R: usize>(
         self,
         aw: &[u64],
         pb: &[u64],
         ww: usize,
-        out: &mut [[u64; 8]; R],
+        mut put: impl FnMut(usize, usize, __m256i),
     ) {
-        let (aw, pb) = (&aw[..R * 2 * ww], &pb[..ww * 8]);
+        let (aw, pb) = (&aw[..R * 8 * ww], &pb[..ww * 8]);
         // `E` of two zero bits, which fills the high four bits of each byte of `E` of nibbles:
         // masked off, for the lookup, where it is one.
         let fills = E::wide([0u64, 0u64]) != 0;
         // SAFETY: AVX2 is present (see `Avx2`); every load reads four words of `pb` at
         // `w * 8 + h * 4` for `w < ww` and `h < 2`, inside the slice of `ww * 8` words
-        // checked above, and every store writes four words of one `[u64; 8]` of `out`.
+        // checked above, or four of `aw` at `((r * 2 + n) * ww + w) * 4` for `r < R`, `n < 2`,
+        // inside its `R * 8 * ww`.
         unsafe {
             let lut = nibble_lut();
             let low = _mm256_set1_epi8(0x0f);
@@ -1509,9 +1514,13 @@ impl Block for Avx2 {
                         let b_lo = V256(_mm256_and_si256(b, low));
                         let b_hi = V256(_mm256_and_si256(_mm256_srli_epi16::<4>(b), low));
                         for (r, acc_r) in bytes.iter_mut().enumerate() {
-                            let a = |at: usize| V256(_mm256_set1_epi64x(aw[at] as i64));
-                            let mut lo = E::wide([a(r * 2 * ww + w), b_lo]).0;
-                            let mut hi = E::wide([a(r * 2 * ww + ww + w), b_hi]).0;
+                            // Row `r`'s nibbles of word `w`, low (`n` = 0) and high, as they lie.
+                            let a = |n: usize| {
+                                let at = ((r * 2 + n) * ww + w) * 4;
+                                V256(_mm256_loadu_si256(aw.as_ptr().add(at).cast()))
+                            };
+                            let mut lo = E::wide([a(0), b_lo]).0;
+                            let mut hi = E::wide([a(1), b_hi]).0;
                             if fills {
                                 lo = _mm256_and_si256(lo, low);
                                 hi = _mm256_and_si256(hi, low);
@@ -1528,11 +1537,122 @@ impl Block for Avx2 {
                     }
                     w0 = w1;
                 }
-                for (o, a) in out.iter_mut().zip(acc) {
-                    _mm256_storeu_si256(o.as_mut_ptr().add(h * 4).cast(), a);
+                for (r, a) in acc.into_iter().enumerate() {
+                    put(h, r, a);
                 }
             }
         }
+    }
+}
+
+impl Block for Avx2 {
+    const NIBBLES: bool = true;
+    #[inline(always)]
+    fn blocks_out<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+        self,
+        aw: &[u64],
+        packed: &[u64],
+        blocks: usize,
+        dst: &mut [u8],
+        stride: usize,
+    ) {
+        // Every row's results inside `dst` and every block inside `packed`, checked once.
+        let fits = (R - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(blocks * 8 * ES))
+            .is_some_and(|end| end <= dst.len());
+        if !fits || packed.len() < blocks * WW * 8 || aw.len() < R * 8 * WW {
+            debug_assert!(false, "blocks_out: rows past the output");
+            return;
+        }
+        let base = dst.as_mut_ptr();
+        // Each row's four counts go from the register to the output in its type: through an
+        // array of the block's counts, they were stored, loaded and stored again, and the array
+        // cleared for every block.
+        for jb in 0..blocks {
+            let pb = &packed[jb * WW * 8..(jb + 1) * WW * 8];
+            self.counts::<E, R>(aw, pb, WW, |h, r, v| {
+                // SAFETY: AVX2 is present (see `Avx2`); the `4 * ES` bytes at
+                // `r * stride + (jb * 8 + h * 4) * ES` lie inside `dst` (checked above).
+                unsafe { store4_avx2::<ES>(base.add(r * stride + (jb * 8 + h * 4) * ES), v) }
+            });
+        }
+    }
+    #[inline(always)]
+    fn block_any<E: WideExpr, const R: usize>(
+        self,
+        aw: &[u64],
+        pb: &[u64],
+        ww: usize,
+        out: &mut [[u64; 8]; R],
+    ) {
+        self.counts::<E, R>(aw, pb, ww, |h, r, v| {
+            // SAFETY: AVX2 is present (see `Avx2`); the store writes words `4 * h..4 * h + 4`
+            // of one `[u64; 8]` of `out`.
+            unsafe { _mm256_storeu_si256(out[r].as_mut_ptr().add(h * 4).cast(), v) }
+        });
+    }
+}
+
+/// Stores the four 64-bit counts of `v` (each fitting `ES` bytes: the output type was chosen for
+/// them) at `p` as elements of `ES` bytes.
+///
+/// # Safety
+/// AVX2 must be present, and the `4 * ES` bytes at `p` writable.
+#[inline(always)]
+unsafe fn store4_avx2<const ES: usize>(p: *mut u8, v: __m256i) {
+    // SAFETY: the caller's.
+    unsafe {
+        if ES == 8 {
+            return _mm256_storeu_si256(p.cast(), v);
+        }
+        // The low halves of the four lanes, in order, in the low 128 bits.
+        let d = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+            v,
+            _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
+        ));
+        match ES {
+            4 => _mm_storeu_si128(p.cast(), d),
+            2 => _mm_storel_epi64(p.cast(), _mm_packus_epi32(d, d)),
+            _ => {
+                let w = _mm_packus_epi32(d, d);
+                let b = _mm_packus_epi16(w, w);
+                std::ptr::write_unaligned(p.cast::<i32>(), _mm_cvtsi128_si32(b));
+            }
+        }
+    }
+}
+
+impl Avx2 {
+    /// [`pack16`](super::simd::pack16): whole groups of eight codes of 16 bytes from `rows` into
+    /// blocks of sixteen words of `buf`, as many as both hold; the codes packed.
+    #[inline(always)]
+    pub(super) fn pack16(self, rows: &[u8], buf: &mut [u64]) -> usize {
+        let groups = (rows.len() / 128).min(buf.len() / 16);
+        for g in 0..groups {
+            // SAFETY: AVX2 is present (see `Avx2`); the loads read bytes `g * 128..g * 128 + 128`
+            // of `rows` and the stores write words `g * 16..g * 16 + 16` of `buf`, inside both
+            // (`groups` above).
+            unsafe {
+                let src = rows.as_ptr().add(g * 128);
+                let load = |i: usize| _mm256_loadu_si256(src.add(32 * i).cast());
+                // Two codes a register: [c0 w0, c0 w1, c1 w0, c1 w1], and so on.
+                let (c01, c23, c45, c67) = (load(0), load(1), load(2), load(3));
+                // The unpacks give [c0, c2, c1, c3] of a word; the permute puts them in order.
+                let order = |x: __m256i| _mm256_permute4x64_epi64::<0xD8>(x);
+                let words = [
+                    order(_mm256_unpacklo_epi64(c01, c23)),
+                    order(_mm256_unpacklo_epi64(c45, c67)),
+                    order(_mm256_unpackhi_epi64(c01, c23)),
+                    order(_mm256_unpackhi_epi64(c45, c67)),
+                ];
+                let dst = buf.as_mut_ptr().add(g * 16);
+                for (i, w) in words.into_iter().enumerate() {
+                    _mm256_storeu_si256(dst.add(4 * i).cast(), w);
+                }
+            }
+        }
+        groups * 8
     }
 }
 
@@ -2405,12 +2525,13 @@ mod tests {
                 }
                 let mut got = [[7u64; 8]; RB];
                 if std::arch::is_x86_feature_detected!("avx2") {
-                    // The AVX2 blocks read each row as its nibbles.
+                    // The AVX2 blocks read each row as its nibbles, each word four times over.
                     let nibbles: Vec<u64> = aw
                         .chunks_exact(ww)
                         .flat_map(|row| {
                             let lo = row.iter().map(|&w| w & super::super::tiles::NIBBLE);
-                            lo.chain(row.iter().map(|&w| (w >> 4) & super::super::tiles::NIBBLE))
+                            let hi = row.iter().map(|&w| (w >> 4) & super::super::tiles::NIBBLE);
+                            lo.chain(hi).flat_map(|x| [x; 4])
                         })
                         .collect();
                     super::Avx2(()).block_any::<E, RB>(&nibbles, &pb, ww, &mut got);
@@ -2421,7 +2542,7 @@ mod tests {
                     }
                     for r in 0..RB {
                         let mut one = [[7u64; 8]; 1];
-                        let row = &nibbles[r * 2 * ww..(r + 1) * 2 * ww];
+                        let row = &nibbles[r * 8 * ww..(r + 1) * 8 * ww];
                         super::Avx2(()).block_any::<E, 1>(row, &pb, ww, &mut one);
                         assert_eq!(one[0], want[r], "AVX2 one row, {ww} words");
                     }
@@ -2445,6 +2566,46 @@ mod tests {
         }
         check::<Xor>();
         check::<Mixed>();
+    }
+
+    /// The AVX2 blocks write their counts into an output of each element size as the scalar
+    /// blocks do, for a block of eight rows, of four and of one, and write nothing else.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_blocks_write_every_output_type_as_scalar_blocks_do() {
+        use super::super::tiles::{Block, NIBBLE, Scalar};
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        fn check<const WW: usize, const R: usize, const ES: usize>(next: &mut impl FnMut() -> u64) {
+            let blocks = 3;
+            let aw: Vec<u64> = (0..R * WW).map(|_| next()).collect();
+            let packed: Vec<u64> = (0..blocks * WW * 8).map(|_| next()).collect();
+            let nibbles: Vec<u64> = aw
+                .chunks_exact(WW)
+                .flat_map(|row| {
+                    let lo = row.iter().map(|&w| w & NIBBLE);
+                    lo.chain(row.iter().map(|&w| (w >> 4) & NIBBLE))
+                        .flat_map(|x| [x; 4])
+                })
+                .collect();
+            // Rows a stride apart with bytes between them, and bytes past the last.
+            let stride = blocks * 8 * ES + 5;
+            let mut want = vec![0xA5u8; R * stride + 7];
+            Scalar.blocks_out::<Mixed, WW, R, ES>(&aw, &packed, blocks, &mut want, stride);
+            let mut got = vec![0xA5u8; R * stride + 7];
+            super::Avx2(())
+                .blocks_out::<Mixed, WW, R, ES>(&nibbles, &packed, blocks, &mut got, stride);
+            assert_eq!(got, want, "{WW} words, {R} rows, {ES}-byte elements");
+        }
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
+        check::<1, 8, 1>(&mut next);
+        check::<2, 8, 2>(&mut next);
+        check::<2, 4, 1>(&mut next);
+        check::<2, 1, 4>(&mut next);
+        check::<3, 4, 4>(&mut next);
+        check::<2, 8, 8>(&mut next);
+        check::<5, 1, 8>(&mut next);
     }
 
     /// The AVX2 word tile's `popcnt` ([`WordCount`] for `Avx2`) counts as `count_ones` does,
