@@ -216,6 +216,24 @@ pub(crate) fn a_words<B: Block>(ww: usize) -> usize {
     if B::NIBBLES { 8 * ww } else { ww }
 }
 
+/// Whether a `blocks_out` of `B` for `R` rows of codes of `WW` words and `ES`-byte results finds
+/// every row's results inside `dst` (of `dst_len` bytes, rows `stride` bytes apart), every block
+/// inside `packed` and every row inside `aw`: checked once for the call, not per store.
+#[inline(always)]
+pub(crate) fn blocks_fit<B: Block, const WW: usize, const R: usize, const ES: usize>(
+    aw: &[u64],
+    packed: &[u64],
+    blocks: usize,
+    dst_len: usize,
+    stride: usize,
+) -> bool {
+    let fits = (R - 1)
+        .checked_mul(stride)
+        .and_then(|x| x.checked_add(blocks * 8 * ES))
+        .is_some_and(|end| end <= dst_len);
+    fits && packed.len() >= blocks * WW * 8 && aw.len() >= R * a_words::<B>(WW)
+}
+
 /// A row of `a` (`ww` words from `row`, the last `last` bytes long) as the blocks of `B` read
 /// it, into `words` ([`a_words`] of them).
 #[inline(always)]

@@ -11,7 +11,7 @@
 )]
 
 use super::kernel::Dist;
-use super::tiles::{Block, WordCount, padding_count};
+use super::tiles::{Block, WordCount, blocks_fit, padding_count};
 use crate::element::{Lanes, WideExpr};
 use crate::op::{PairOut, PairTask};
 use std::arch::x86_64::*;
@@ -1419,12 +1419,7 @@ impl Block for Avx512 {
         dst: &mut [u8],
         stride: usize,
     ) {
-        // Every row's results inside `dst` and every block inside `packed`, checked once.
-        let fits = (R - 1)
-            .checked_mul(stride)
-            .and_then(|x| x.checked_add(blocks * 8 * ES))
-            .is_some_and(|end| end <= dst.len());
-        if !fits || packed.len() < blocks * WW * 8 || aw.len() < R * WW {
+        if !blocks_fit::<Self, WW, R, ES>(aw, packed, blocks, dst.len(), stride) {
             debug_assert!(false, "blocks_out: rows past the output");
             return;
         }
@@ -1556,12 +1551,7 @@ impl Block for Avx2 {
         dst: &mut [u8],
         stride: usize,
     ) {
-        // Every row's results inside `dst` and every block inside `packed`, checked once.
-        let fits = (R - 1)
-            .checked_mul(stride)
-            .and_then(|x| x.checked_add(blocks * 8 * ES))
-            .is_some_and(|end| end <= dst.len());
-        if !fits || packed.len() < blocks * WW * 8 || aw.len() < R * 8 * WW {
+        if !blocks_fit::<Self, WW, R, ES>(aw, packed, blocks, dst.len(), stride) {
             debug_assert!(false, "blocks_out: rows past the output");
             return;
         }
