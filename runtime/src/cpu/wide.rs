@@ -1423,32 +1423,8 @@ impl Block for Avx512 {
             debug_assert!(false, "blocks_out: rows past the output");
             return;
         }
-        let base = dst.as_mut_ptr();
-        // Two blocks at a time: each row's sixteen results stored in one piece (`store16`).
-        for g in 0..blocks / 2 {
-            let at = g * 2 * WW * 8;
-            let s0 = self.sums::<E, R>(aw, &packed[at..at + WW * 8], WW);
-            let s1 = self.sums::<E, R>(aw, &packed[at + WW * 8..at + 2 * WW * 8], WW);
-            for r in 0..R {
-                // SAFETY: AVX-512F is present (see `Avx512`); the `16 * ES` bytes
-                // at `r * stride + g * 16 * ES` lie inside `dst` (checked above).
-                unsafe {
-                    store16::<ES>(base.add(r * stride + g * 16 * ES), s0[r], s1[r], false);
-                }
-            }
-        }
-        if blocks % 2 == 1 {
-            let jb = blocks - 1;
-            let pb = &packed[jb * WW * 8..(jb + 1) * WW * 8];
-            let sums = self.sums::<E, R>(aw, pb, WW);
-            for (r, a) in sums.into_iter().enumerate() {
-                // SAFETY: AVX-512F is present (see `Avx512`); the `8 * ES` bytes at
-                // `r * stride + jb * 8 * ES` lie inside `dst` (checked above).
-                unsafe {
-                    store8::<ES>(base.add(r * stride + jb * 8 * ES), a);
-                }
-            }
-        }
+        // SAFETY: the features of `Avx512` are present (see there); the bounds were checked above.
+        unsafe { blocks_out_avx512::<E, WW, R, ES>(self, aw, packed, blocks, dst, stride) }
     }
     #[inline(always)]
     fn block_any<E: WideExpr, const R: usize>(
@@ -1555,18 +1531,8 @@ impl Block for Avx2 {
             debug_assert!(false, "blocks_out: rows past the output");
             return;
         }
-        let base = dst.as_mut_ptr();
-        // Each row's four counts go from the register to the output in its type: through an
-        // array of the block's counts, they were stored, loaded and stored again, and the array
-        // cleared for every block.
-        for jb in 0..blocks {
-            let pb = &packed[jb * WW * 8..(jb + 1) * WW * 8];
-            self.counts::<E, R>(aw, pb, WW, |h, r, v| {
-                // SAFETY: AVX2 is present (see `Avx2`); the `4 * ES` bytes at
-                // `r * stride + (jb * 8 + h * 4) * ES` lie inside `dst` (checked above).
-                unsafe { store4_avx2::<ES>(base.add(r * stride + (jb * 8 + h * 4) * ES), v) }
-            });
-        }
+        // SAFETY: AVX2 is present (see `Avx2`); the bounds were checked above.
+        unsafe { blocks_out_avx2::<E, WW, R, ES>(self, aw, packed, blocks, dst, stride) }
     }
     #[inline(always)]
     fn block_any<E: WideExpr, const R: usize>(
@@ -1580,6 +1546,82 @@ impl Block for Avx2 {
             // SAFETY: AVX2 is present (see `Avx2`); the store writes words `4 * h..4 * h + 4`
             // of one `[u64; 8]` of `out`.
             unsafe { _mm256_storeu_si256(out[r].as_mut_ptr().add(h * 4).cast(), v) }
+        });
+    }
+}
+
+/// [`Block::blocks_out`] of [`Avx512`], its bounds checked ([`blocks_fit`]): a function of its own,
+/// compiled for the `avx512` version's features, for the reason [`blocks_out_avx2`] gives (that
+/// version's debug frame had passed 1.7 MiB).
+///
+/// # Safety
+/// The features of `Avx512` must be present, and `blocks_fit` true of the arguments.
+#[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
+#[inline]
+unsafe fn blocks_out_avx512<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+    isa: Avx512,
+    aw: &[u64],
+    packed: &[u64],
+    blocks: usize,
+    dst: &mut [u8],
+    stride: usize,
+) {
+    let base = dst.as_mut_ptr();
+    // Two blocks at a time: each row's sixteen results stored in one piece (`store16`).
+    for g in 0..blocks / 2 {
+        let at = g * 2 * WW * 8;
+        let s0 = isa.sums::<E, R>(aw, &packed[at..at + WW * 8], WW);
+        let s1 = isa.sums::<E, R>(aw, &packed[at + WW * 8..at + 2 * WW * 8], WW);
+        for r in 0..R {
+            // SAFETY: AVX-512F is present (the caller's); the `16 * ES` bytes
+            // at `r * stride + g * 16 * ES` lie inside `dst` (the caller's `blocks_fit`).
+            unsafe {
+                store16::<ES>(base.add(r * stride + g * 16 * ES), s0[r], s1[r], false);
+            }
+        }
+    }
+    if blocks % 2 == 1 {
+        let jb = blocks - 1;
+        let pb = &packed[jb * WW * 8..(jb + 1) * WW * 8];
+        let sums = isa.sums::<E, R>(aw, pb, WW);
+        for (r, a) in sums.into_iter().enumerate() {
+            // SAFETY: AVX-512F is present (the caller's); the `8 * ES` bytes at
+            // `r * stride + jb * 8 * ES` lie inside `dst` (the caller's `blocks_fit`).
+            unsafe {
+                store8::<ES>(base.add(r * stride + jb * 8 * ES), a);
+            }
+        }
+    }
+}
+
+/// [`Block::blocks_out`] of [`Avx2`], its bounds checked ([`blocks_fit`]): a function of its own,
+/// compiled for AVX2, where the other blocks are inlined into the `avx2` version of
+/// `simd::pair_wide`. Inlined there for every code width, output size and count of rows, it took
+/// that version's stack frame in a debug build past 1.3 MiB, and a test thread's 2 MiB stack
+/// overflowed; the release build inlines it or calls it once for many blocks.
+///
+/// # Safety
+/// AVX2 must be present, and `blocks_fit` true of the arguments.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn blocks_out_avx2<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+    isa: Avx2,
+    aw: &[u64],
+    packed: &[u64],
+    blocks: usize,
+    dst: &mut [u8],
+    stride: usize,
+) {
+    let base = dst.as_mut_ptr();
+    // Each row's four counts go from the register to the output in its type: through an array of
+    // the block's counts, they were stored, loaded and stored again, and the array cleared for
+    // every block.
+    for jb in 0..blocks {
+        let pb = &packed[jb * WW * 8..(jb + 1) * WW * 8];
+        isa.counts::<E, R>(aw, pb, WW, |h, r, v| {
+            // SAFETY: AVX2 is present (the caller's); the `4 * ES` bytes at
+            // `r * stride + (jb * 8 + h * 4) * ES` lie inside `dst` (the caller's `blocks_fit`).
+            unsafe { store4_avx2::<ES>(base.add(r * stride + (jb * 8 + h * 4) * ES), v) }
         });
     }
 }
