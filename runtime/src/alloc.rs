@@ -83,11 +83,11 @@ fn backable_bytes() -> Option<u64> {
 ///
 /// The limits of the process's group and of every group above it apply, so the least of them
 /// counts. cgroup v2: `memory.max` plus `memory.swap.max` (no more than `swap`; `max` is no
-/// limit). cgroup v1: `memory.limit_in_bytes` plus `swap`, or `memory.memsw.limit_in_bytes` (memory
-/// and swap together, where swap is accounted) where that is less. Where both hierarchies are mounted (hybrid systems), the
-/// lower bound counts. A group's directory is the hierarchy's mount point joined with the group's
-/// path below the mount's root; where that path is not below it (a cgroup namespace), the mount
-/// point itself, the namespace's root group, is read.
+/// limit). cgroup v1: `memory.limit_in_bytes` plus `swap`, or `memory.memsw.limit_in_bytes`
+/// (memory and swap together, where swap is accounted) where that is less. Where both hierarchies
+/// are mounted (hybrid systems), the lower bound counts. A group's directory is the hierarchy's
+/// mount point joined with the group's path below the mount's root; where that path is not below
+/// it (a cgroup namespace), the mount point itself, the namespace's root group, is read.
 fn cgroup_bytes(
     cgroup: &str,
     mountinfo: &str,
@@ -122,13 +122,12 @@ fn cgroup_bytes(
         };
         Some((v2, options, unescape(root), unescape(point)))
     });
-    let mut bounds = Vec::new();
-    for (v2, options, root, point) in mounts {
+    let bound = |(v2, options, root, point): (bool, &str, String, String)| -> Option<u64> {
         if !v2 && !options.split(',').any(|o| o == "memory") {
-            continue;
+            return None;
         }
         // The process's group in this hierarchy: `0::path` in v2, `N:...,memory,...:path` in v1.
-        let Some(path) = cgroup.lines().find_map(|line| {
+        let path = cgroup.lines().find_map(|line| {
             let mut fields = line.splitn(3, ':');
             let (id, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
             let ours = match v2 {
@@ -136,15 +135,13 @@ fn cgroup_bytes(
                 false => controllers.split(',').any(|c| c == "memory"),
             };
             ours.then_some(path)
-        }) else {
-            continue;
-        };
+        })?;
         let top = PathBuf::from(&point);
         let dir = match Path::new(path).strip_prefix(&root) {
             Ok(below) => top.join(below),
             Err(_) => top.clone(),
         };
-        let bound = match v2 {
+        match v2 {
             true => least(&dir, &top, "memory.max").map(|memory| {
                 let swap = least(&dir, &top, "memory.swap.max").map_or(swap, |s| s.min(swap));
                 memory.saturating_add(swap)
@@ -157,10 +154,9 @@ fn cgroup_bytes(
                     .flatten()
                     .min()
             }
-        };
-        bounds.extend(bound);
-    }
-    bounds.into_iter().min()
+        }
+    };
+    mounts.filter_map(bound).min()
 }
 
 /// A path of `/proc/self/mountinfo`, whose space, tab, newline and backslash are written as
