@@ -12,6 +12,7 @@ macro_rules! say {
 
 mod bench;
 mod binary;
+mod literal;
 mod npy;
 mod output;
 mod run;

@@ -1,6 +1,6 @@
 //! `.npy` files, read as numpy's own reader (`numpy.lib.format`) reads them: what it refuses is
-//! refused here, with a message. The header is a Python literal, parsed by `py_literal` as
-//! `ast.literal_eval` would; the rules numpy then applies are here: a header of at most 10000 bytes
+//! refused here, with a message. The header is a Python literal, parsed in linear time as
+//! `ast.literal_eval` would ([`crate::literal`]); the rules numpy then applies are here: a header of at most 10000 bytes
 //! (numpy's `max_header_size`), a dict of exactly `descr`, `fortran_order` and `shape`, a shape
 //! that is a tuple of non-negative integers whose non-zero sizes times the item size fit in 63 bits,
 //! `fortran_order` a bool, and one of the twelve data types. Big-endian elements are byte-swapped
@@ -8,7 +8,7 @@
 //! reads directly. Outputs are written little-endian in C order, version 1.0.
 
 use crate::Fail;
-use py_literal::Value;
+use crate::literal::{self, Value};
 use std::io::{Read, Write};
 use std::path::Path;
 use tensorbits::{DataType, TensorDesc};
@@ -107,10 +107,7 @@ fn check_header(v: &Value) -> Result<Header, String> {
     };
     let mut shape = Vec::with_capacity(dims.len());
     for d in dims {
-        let n = match d {
-            Value::Integer(n) => i64::try_from(n).ok().filter(|n| *n >= 0),
-            _ => None,
-        };
+        let n = d.as_i64().filter(|n| *n >= 0);
         match n {
             Some(n) => shape.push(n as u64),
             None => {
@@ -246,20 +243,8 @@ pub fn read(path: &Path) -> Result<Array, Fail> {
     } else {
         raw.iter().map(|&b| b as char).collect()
     };
-    let value: Value = text
-        .trim_matches([' ', '\t', '\n', '\r', '\x0c'])
-        .parse()
-        .map_err(|e: py_literal::ParseError| {
-            // The parser's message draws the header over several lines; its position is enough.
-            let text = e.to_string();
-            let at = text
-                .split("--> ")
-                .nth(1)
-                .and_then(|r| r.split_whitespace().next())
-                .map(|p| format!(" (at line:column {p})"))
-                .unwrap_or_default();
-            invalid(format!("its header is not a Python literal{at}"))
-        })?;
+    let value = literal::parse(text.trim_matches([' ', '\t', '\n', '\r', '\x0c']))
+        .map_err(|e| invalid(format!("its header is not a Python literal: {e}")))?;
     let h = check_header(&value).map_err(|e| Fail::input(format!("{name}: {e}")))?;
     let mut desc = TensorDesc::new(h.dtype, &h.shape)
         .map_err(|e| Fail::input(format!("{name}: {}", rename(&e.to_string()))))?;
@@ -352,7 +337,7 @@ mod tests {
     use super::*;
 
     fn header(text: &str) -> Result<Header, String> {
-        check_header(&text.parse::<Value>().map_err(|e| e.to_string())?)
+        check_header(&literal::parse(text).map_err(|e| e.to_string())?)
     }
 
     #[test]

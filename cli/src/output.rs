@@ -1,7 +1,8 @@
 //! Where an output goes, as `np.save` and `cp` treat a path: a symbolic link is followed and its
 //! target written; a device or a FIFO is written into as it is; a regular file (new or existing) is
 //! replaced atomically, through a temporary file beside it that a failure or a signal removes. No
-//! path is ever replaced by something of another kind.
+//! path is ever replaced by something of another kind, and a file this user may not write is
+//! refused, as `cp` refuses it.
 
 use crate::Fail;
 use std::io::Write;
@@ -83,6 +84,18 @@ impl Output {
                 }
                 Ok(m) if m.is_dir() => return Err(fail("it is a folder".into())),
                 Ok(m) if m.is_file() => {
+                    // As `cp`: a file this user may not write is not replaced (the rename would
+                    // only need the folder's permission). Opening for writing, without
+                    // truncating, asks the system and changes nothing.
+                    if let Err(e) = std::fs::OpenOptions::new().write(true).open(&target) {
+                        return Err(fail(if e.kind() == std::io::ErrorKind::PermissionDenied {
+                            "the file exists and is read-only for this user; it is left as it \
+                             was (change its permissions, or write elsewhere)"
+                                .into()
+                        } else {
+                            e.to_string()
+                        }));
+                    }
                     return Ok(Output {
                         shown,
                         target,

@@ -372,6 +372,16 @@ fn with_hint(e: tensorbits::Error) -> Fail {
         } => Fail::input(format!(
             "{e}; save {tensor} as {expected} first, for example with numpy's `b.astype(a.dtype)` (numpy's default integer type is int64)"
         )),
+        tensorbits::Error::UnsupportedDataType { op, dtype, .. }
+            if (dtype.is_float() || *dtype == DataType::Bool)
+                && tensorbits::ops::lookup(op).is_ok_and(|o| o.is_pairwise()) =>
+        {
+            Fail::input(format!(
+                "{e}; binary codes are packed bits of an integer type: make them from float \
+                 embeddings (or bools) with `tensorbits binarize X.npy -o CODES.npy`, which \
+                 writes np.packbits(X > 0, axis=-1)"
+            ))
+        }
         _ => Fail::from(e),
     }
 }

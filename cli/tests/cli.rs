@@ -595,6 +595,36 @@ fn outputs_follow_links_and_write_into_fifos_and_devices() {
         assert_eq!(mode & 0o777, 0o640);
     }
 
+    // A file this user may not write is refused, as `cp` refuses it, and left as it was. Root
+    // may write any file, so the tool runs as an unprivileged user where this test is root.
+    let locked = dir.join("locked.npy");
+    let _ = std::fs::remove_file(&locked);
+    std::fs::write(&locked, b"read-only contents").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::fs::set_permissions(&input, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o444)).unwrap();
+    }
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid() == 0
+    });
+    let r = if root {
+        // `nobody` needs to reach the folders and the binary; the test's folders are world-readable.
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(env!("CARGO_BIN_EXE_tensorbits"))
+            .args(["run", "not", p(&input), "-o", p(&locked)])
+            .output()
+            .expect("setpriv runs the tool as an unprivileged user")
+    } else {
+        run(&["run", "not", p(&input), "-o", p(&locked)])
+    };
+    let line = one_clean_error_line(&r, 2);
+    assert!(line.contains("read-only"), "{line}");
+    assert_eq!(std::fs::read(&locked).unwrap(), b"read-only contents");
+
     // A symbolic link stays a link, and its target receives the array.
     let target = dir.join("target.npy");
     let link = dir.join("link.npy");
@@ -820,6 +850,41 @@ fn headers_numpy_refuses_are_refused() {
         let line = one_clean_error_line(&r, 2);
         assert!(line.contains(words), "{}: {line}", f.display());
         assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+    }
+    // Nested brackets in a header are parsed in linear time: deeper than Python's parser takes
+    // (200) is refused at once, and 200 levels get numpy's own refusal of what they hold.
+    for (name, open, close, depth, words) in [
+        ("deep_list.npy", "[", "]", 4900, "nested brackets"),
+        ("deep_dict.npy", "{1: ", "}", 1900, "nested brackets"),
+        ("deep_tuple.npy", "(", ")", 201, "nested brackets"),
+        ("deep_ok.npy", "[", "]", 199, "'shape' must be a tuple"),
+    ] {
+        let inner = if open == "{1: " { "1" } else { "" };
+        let header = format!(
+            "{{'descr': '<u4', 'fortran_order': False, 'shape': {}{inner}{}}}",
+            open.repeat(depth),
+            close.repeat(depth)
+        );
+        let mut h = header.clone();
+        while !(12 + h.len() + 1).is_multiple_of(64) {
+            h.push(' ');
+        }
+        h.push('\n');
+        let mut b = b"\x93NUMPY\x02\x00".to_vec();
+        b.extend((h.len() as u32).to_le_bytes());
+        b.extend(h.as_bytes());
+        let f = dir.join(name);
+        std::fs::write(&f, b).unwrap();
+        let started = std::time::Instant::now();
+        let r = run(&["run", "not", p(&f), "-o", p(&out)]);
+        let line = one_clean_error_line(&r, 2);
+        assert!(line.contains(words), "{name}: {line}");
+        // Not a timing figure: a hang (the old parser took minutes) fails here, not in CI's limit.
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "{name} took {:?}",
+            started.elapsed()
+        );
     }
     // An empty array numpy can hold is accepted, and its output is one numpy can load.
     let ok = file(
