@@ -273,17 +273,34 @@ fn real_thresholds_convert_exactly() {
         for _ in 0..40 {
             let d = 1 + rng.below(20);
             let mut x: Vec<u64> = (0..3 * d).map(|_| value(dt, &mut rng)).collect();
-            if matches!(dt, DataType::I64 | DataType::U64) {
-                // Values an f64 holds exactly, so that the reference's comparison is exact.
-                for v in &mut x {
-                    *v = ((*v as i64) >> 12) as u64 & common::mask(dt);
+            let mut t: Vec<f64> = (0..d).map(|_| reals[rng.below(reals.len())]).collect();
+            if matches!(dt, DataType::I64 | DataType::U64) && rng.below(2) == 0 {
+                // Values and thresholds where float64 no longer holds every integer: numpy
+                // rounds `x` to float64 before it compares, and so must the codes.
+                for (i, v) in x.iter_mut().enumerate() {
+                    let base = [1i128 << 53, 1 << 62, -(1 << 60), (1 << 64) - 4096][i % 4];
+                    let near = base + rng.below(4096) as i128 - 2048;
+                    *v = near as u64 & common::mask(dt);
+                }
+                for (j, th) in t.iter_mut().enumerate() {
+                    let v = num(dt, x[j]);
+                    if let Num::Int(i) = v {
+                        // The value itself, its neighbours, and a half-way point, as floats.
+                        *th = [
+                            i as f64,
+                            (i as f64).next_up(),
+                            (i as f64).next_down(),
+                            i as f64 + 0.5,
+                        ][rng.below(4)];
+                    }
                 }
             }
-            let t: Vec<f64> = (0..d).map(|_| reals[rng.below(reals.len())]).collect();
             let exact = |v: u64| -> Option<f64> {
                 match num(dt, v) {
                     Num::Nan => None,
                     Num::Real(f) => Some(f),
+                    // numpy's comparison: the integer rounded to float64 (to nearest, ties
+                    // to even), then compared.
                     Num::Int(i) => Some(i as f64),
                 }
             };

@@ -271,7 +271,7 @@ fn errors_say_what_is_wrong() {
     let e = ops::HammingCdist::knn(&x, &x, 3).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "HAMMING_CDIST: k = 3 is more than the 2 rows of BTensor"
+        "knn: k = 3 is more than the 2 rows of BTensor (HAMMING_CDIST)"
     );
     let y = Tensor::from_vec(vec![1u64; 6], &[2, 3]).unwrap();
     let e = ops::HammingCdist::run(&x, &y).unwrap_err();

@@ -119,6 +119,15 @@ fn bad_arguments_name_what_is_wrong() {
     assert!(
         msg(rescore(&q, &codes, &far, None, BitOrder::Big).unwrap_err()).contains("candidate 4")
     );
+    // Only -1 is padding: any other negative id is named with its query and column.
+    for bad in [-2i64, i64::MIN] {
+        let neg = Tensor::from_vec(vec![0i64, 1, 2, bad], &[2, 2]).unwrap();
+        let m = msg(rescore(&q, &codes, &neg, None, BitOrder::Big).unwrap_err());
+        assert!(
+            m.contains(&format!("candidate {bad} (query 1, column 1)")),
+            "{m}"
+        );
+    }
     assert!(
         msg(rescore(&q, &codes, &cands, Some(3), BitOrder::Big).unwrap_err()).contains("k = 3")
     );

@@ -405,7 +405,7 @@ pub enum Error {
         what: &'static str,
     },
     /// knn asked for more neighbours than there are rows.
-    #[error("{op}: k = {k} is more than the {rows} rows of {tensor}")]
+    #[error("knn: k = {k} is more than the {rows} rows of {tensor} ({op})")]
     KTooLarge {
         /// Op name.
         op: &'static str,

@@ -145,8 +145,10 @@ impl Thresholds {
         })
     }
 
-    /// Real-valued thresholds for inputs of `dtype`, converted exactly: `x > t` as real numbers.
-    /// A NaN threshold has nothing above it.
+    /// Real-valued thresholds for inputs of `dtype`, compared as numpy compares `x > t` with a
+    /// float64 `t`: a float `x` exactly, an integer `x` after rounding it to float64 (exact below
+    /// 2^53; int64 and uint64 values past it round first, as numpy rounds them). A NaN threshold
+    /// has nothing above it.
     pub fn from_f64(dtype: DataType, values: &[f64]) -> Thresholds {
         let mut out = Thresholds {
             dtype,
@@ -160,8 +162,7 @@ impl Thresholds {
             } else if t.is_nan() {
                 out.push_int(i128::MAX);
             } else {
-                // Integers above floor(t) are above t; past i128's range, saturating is exact.
-                out.push_int(t.floor() as i128);
+                out.push_int(int_at_or_below(t));
             }
         }
         out
@@ -460,4 +461,22 @@ fn run_typed<T: Element>(
 /// A `bool` slice's bytes (each 0 or 1).
 fn bool_bytes<T: Element>(data: &[T]) -> &[u8] {
     bytemuck::cast_slice(T::as_words(data))
+}
+
+/// The largest integer `c` whose float64 rounding is at or below `t` (not NaN), so that for any
+/// integer `x`, `(x as f64) > t` exactly when `x > c`. Rounding is monotone: below `F =
+/// floor(t)`'s successor `F'`, the integers from `F` up to the midpoint round to `F` (the
+/// midpoint itself to the even one of the two). Past i128's range, saturating is exact.
+fn int_at_or_below(t: f64) -> i128 {
+    let f = t.floor();
+    let c = f as i128;
+    if !f.is_finite() || f.abs() >= 2f64.powi(126) {
+        return c;
+    }
+    let gap = (f.next_up() - f) as i128;
+    if gap <= 1 {
+        return c;
+    }
+    let mid = c + gap / 2;
+    if mid as f64 <= f { mid } else { mid - 1 }
 }

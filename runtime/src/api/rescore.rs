@@ -23,7 +23,7 @@ const BYTE_TABLE_CANDIDATES: usize = 64;
 /// thread pool.
 const PARALLEL_WORK: usize = 1 << 16;
 
-/// The scores of one query's candidates; `None` for a skipped (negative) candidate.
+/// The scores of one query's candidates; `None` for a skipped (-1) candidate.
 fn score_query(
     q: &[f64],
     codes: &[u8],
@@ -133,7 +133,8 @@ fn select(cands: &[i64], scores: &[Option<f64>], out_s: &mut [f32], out_i: &mut 
 /// (`[M, D]`), the score of code row `c` of `codes` (`[N, B]` bytes, `B >= ceil(D / 8)`, packed as
 /// [`binarize`](crate::binarize) and `np.packbits` pack, in `bitorder`) is
 /// `sum_j q_j * (2 * bit_j(c) - 1)` over the first D bits. `candidates` (`[M, C]`) name code rows;
-/// negative entries are skipped (FAISS pads its results with -1). Returns the best `k` (default C)
+/// `-1` entries are skipped (FAISS pads its results with -1), and any other id outside `[0, N)` is
+/// an error naming its query and column. Returns the best `k` (default C)
 /// per query: scores (`f32`, descending, ties by the lower index) and their code rows (`i64`;
 /// -1, with score -inf, where a query has fewer than `k` candidates).
 ///
@@ -208,10 +209,10 @@ pub fn rescore<'a, Q: Element + Into<f64>>(
     if let Some((at, &bad_c)) = cdata
         .iter()
         .enumerate()
-        .find(|&(_, &v)| v >= 0 && v as u64 >= n as u64)
+        .find(|&(_, &v)| v != -1 && (v < 0 || v as u64 >= n as u64))
     {
         return Err(bad(format!(
-            "candidate {bad_c} (query {}, column {}) is not a row of the {n} codes",
+            "candidate {bad_c} (query {}, column {}) is not a row of the {n} codes, nor -1 (padding)",
             at / c.max(1),
             at % c.max(1)
         )));
