@@ -99,6 +99,9 @@ impl Arr {
     /// other layout. The caller keeps the array alive, and unwritten, while it reads them.
     pub(crate) fn contiguous_bytes(&self) -> Option<&[u8]> {
         let n = self.count();
+        if n == 0 {
+            return Some(&[]);
+        }
         let packed = Dims::new(&self.shape)
             .and_then(|d| d.packed_strides())
             .is_some_and(|p| {
@@ -109,9 +112,6 @@ impl Arr {
             });
         if !packed || !self.addr.is_multiple_of(self.item) {
             return None;
-        }
-        if n == 0 {
-            return Some(&[]);
         }
         // SAFETY: a C-contiguous array's `n` elements are the `n * item` bytes from its data
         // pointer, which numpy keeps alive while the array object lives (the caller holds it).
@@ -131,6 +131,52 @@ impl Arr {
         // SAFETY: as `contiguous_bytes`; the array was read as a writable output, and nothing
         // else reads or writes its memory while the caller writes it.
         Some(unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, n) })
+    }
+
+    /// The elements in C order: where they lie when the array is C-contiguous, aligned and clear
+    /// of `avoid` (an output about to be written), else a packed copy aligned for any element
+    /// type. No elements give an empty, aligned slice.
+    pub(crate) fn packed(&self, avoid: Option<&Arr>) -> PyResult<Packed<'_>> {
+        if self.count() > 0
+            && !avoid.is_some_and(|o| self.overlaps(o))
+            && let Some(b) = self.contiguous_bytes()
+        {
+            return Ok(Packed::Borrowed(b));
+        }
+        let words = if self.count() == 0 {
+            Vec::new()
+        } else {
+            self.gather()?.1
+        };
+        Ok(Packed::Owned(words, self.count() * self.item))
+    }
+
+    /// Refuses an output two of whose elements share memory (a stride of 0, or strides too small
+    /// for the sizes, in bytes, whatever their sign): one message for both, naming the op. The
+    /// test is the usual sufficient one, as the library's own check: sorted by stride, each
+    /// stride passes the furthest byte the smaller ones reach.
+    pub(crate) fn check_output(&self, op: &str) -> PyResult<()> {
+        if self.count() == 0 {
+            return Ok(());
+        }
+        let mut order: Vec<usize> = (0..self.shape.len())
+            .filter(|&i| self.shape[i] > 1)
+            .collect();
+        order.sort_by_key(|&i| self.strides[i].unsigned_abs());
+        let mut reach = self.item; // bytes covered from the first element's start
+        for &i in &order {
+            let s = self.strides[i].unsigned_abs();
+            if s < reach {
+                return Err(PyValueError::new_err(format!(
+                    "{op}: out has overlapping elements: its strides {:?} (bytes) for shape {:?} \
+                     give two elements the same memory along axis {i}; write to an array whose \
+                     elements are apart (np.empty or a copy of out)",
+                    self.strides, self.shape
+                )));
+            }
+            reach = reach.saturating_add((self.shape[i] - 1).saturating_mul(s));
+        }
+        Ok(())
     }
 
     /// Whether an axis with more than one element walks backwards.
@@ -342,6 +388,21 @@ fn bytemuck_bytes_mut(words: &mut [u64]) -> &mut [u8] {
 fn bytes_of(words: &[u64], len: usize) -> &[u8] {
     // SAFETY: as `bytemuck_bytes_mut`; `len` is at most the words' bytes.
     unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), len.min(words.len() * 8)) }
+}
+
+/// An input's elements in C order, borrowed or copied ([`Arr::packed`]).
+pub(crate) enum Packed<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u64>, usize),
+}
+
+impl Packed<'_> {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Packed::Borrowed(b) => b,
+            Packed::Owned(v, len) => bytes_of(v, *len),
+        }
+    }
 }
 
 /// An output, written in place or through a packed buffer.

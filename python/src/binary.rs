@@ -17,12 +17,6 @@ fn order_of(bitorder: &str) -> PyResult<BitOrder> {
     })
 }
 
-fn contiguous<'a>(a: &'a Arr, name: &str) -> PyResult<&'a [u8]> {
-    a.contiguous_bytes().ok_or_else(|| {
-        PyValueError::new_err(format!("{name}: expected a C-contiguous, aligned array"))
-    })
-}
-
 /// `binarize(x, out, bitorder, device, typed=, reals=, ints=)`: the thresholds come as an array
 /// of `x`'s dtype (`typed`), as floats (`reals`) or as integers (`ints`), one or one per element of
 /// the last axis; `out` is a C-contiguous uint8 array of the codes' shape.
@@ -52,7 +46,7 @@ pub(crate) fn binarize(
     let t = match (typed, reals, ints) {
         (Some(t), _, _) => {
             let ta = Arr::read(&t, "threshold", false)?;
-            Thresholds::from_le_bytes(xa.dtype, contiguous(&ta, "threshold")?)
+            Thresholds::from_le_bytes(xa.dtype, ta.packed(None)?.bytes())
                 .ok_or_else(|| PyValueError::new_err("threshold: not whole values of x's dtype"))?
         }
         (None, Some(r), _) => Thresholds::from_f64(xa.dtype, &r),
@@ -60,7 +54,10 @@ pub(crate) fn binarize(
         (None, None, None) => Thresholds::from_i128(xa.dtype, &[0]),
     };
     let desc = TensorDesc::new(xa.dtype, xa.shape()).map_err(py_err)?;
-    let xb = contiguous(&xa, "x")?;
+    // `x` is read through a copy when it shares memory with `out`, which is written as the
+    // codes are made.
+    let xp = xa.packed(Some(&oa))?;
+    let xb = xp.bytes();
     let ob = oa
         .contiguous_bytes_mut()
         .ok_or_else(|| PyValueError::new_err("out: expected a C-contiguous array"))?;
@@ -119,16 +116,13 @@ pub(crate) fn rescore<'py>(
             k_arr.dtype.numpy_name()
         )));
     }
-    let (qb, cb, kb) = (
-        contiguous(&q, "queries")?,
-        contiguous(&c, "codes")?,
-        contiguous(&k_arr, "candidates")?,
-    );
+    let (qp, cp, kp) = (q.packed(None)?, c.packed(None)?, k_arr.packed(None)?);
+    let (qb, cb, kb) = (qp.bytes(), cp.bytes(), kp.bytes());
     fn view<'a, T: tensorbits::Element + bytemuck::Pod>(
         b: &'a [u8],
         shape: &[usize],
     ) -> Result<TensorView<'a, T>, Error> {
-        // The Python layer passes aligned arrays (`contiguous` checked the element alignment).
+        // `Arr::packed` gives C-ordered bytes aligned for the element type, empty ones included.
         let data: &[T] = bytemuck::try_cast_slice(b).map_err(|_| Error::BadArgument {
             op: "rescore",
             reason: "an array is not aligned for its dtype".to_owned(),

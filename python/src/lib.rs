@@ -322,7 +322,11 @@ fn run<'py>(
         .map(|(i, a)| Arr::read(a, op.inputs().get(i).copied().unwrap_or("input"), false))
         .collect::<PyResult<_>>()?;
     let out_arr = match &out {
-        Some(o) => Some(Arr::read(o, "out", true)?),
+        Some(o) => {
+            let a = Arr::read(o, "out", true)?;
+            a.check_output(op.name())?;
+            Some(a)
+        }
         None => None,
     };
     let in_dtype = ins.first().map_or(DataType::U8, |a| a.dtype);

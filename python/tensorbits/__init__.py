@@ -188,9 +188,13 @@ def _axes(axis, ndim):
         return None
     if axis is None:
         return list(range(ndim))
-    if isinstance(axis, (tuple, list)):
-        return [operator.index(a) for a in axis]
-    return [operator.index(axis)]
+    if isinstance(axis, list):
+        raise TypeError("axis must be an integer or a tuple of integers, not a list (as numpy)")
+    axes = list(axis) if isinstance(axis, tuple) else [axis]
+    for a in axes:
+        if isinstance(a, (bool, np.bool_)):
+            raise TypeError("axis must be an integer or a tuple of integers, not a bool")
+    return [operator.index(a) for a in axes]
 
 
 def _dtype_name(dtype):
@@ -217,11 +221,11 @@ def _spec_names(op):
     spec's input names), looked up once per op."""
     names = _SPEC_NAMES.get(op)
     if names is None:
-        names = ()
+        names = ((), ())
         for name, _short, inputs, _summary in _native.ops():
             if _native.op_index(name) == op:
-                names = tuple("".join(p[:1].upper() + p[1:] for p in i.split("_")) + "Tensor"
-                              for i in inputs)
+                names = (tuple("".join(p[:1].upper() + p[1:] for p in i.split("_")) + "Tensor"
+                               for i in inputs), tuple(inputs))
         _SPEC_NAMES[op] = names
     return names
 
@@ -237,9 +241,15 @@ def _renamed(e, op, names, out):
         import re
 
         _TENSOR_NAME = re.compile(r"\b[A-Z][A-Za-z0-9]*Tensor\b")
-    table = dict(zip(_spec_names(op), names))
+    tensors, inputs = _spec_names(op)
+    table = dict(zip(tensors, names))
     table["OutputTensor"] = "out" if out is not None else "the result"
     message = _TENSOR_NAME.sub(lambda m: table.get(m.group(0), m.group(0)), e.args[0])
+    # A message about one input's array ("input: ...") names it as the signature does ("x: ...").
+    for spec, given in zip(inputs, names):
+        if message.startswith(spec + ": "):
+            message = given + message[len(spec):]
+            break
     e.args = (message,) + e.args[1:]
     return e
 
@@ -266,13 +276,30 @@ def _bitorder(bitorder):
     return bitorder
 
 
+def _count(v, name):
+    """A count argument (``k``, ``bits``) as numpy takes integers: not a bool, not negative, and
+    ``ValueError`` (not ``OverflowError``) past what any array holds."""
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, not a bool")
+    v = operator.index(v)
+    if v < 0:
+        raise ValueError(f"{name} must not be negative, got {v}")
+    if v > 2**63 - 1:
+        raise ValueError(f"{name} = {v} is more than any array holds")
+    return v
+
+
+def _flag(v, name):
+    """A bool argument (``keepdims``, ``largest``): True or False, as numpy's keywords take them."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise TypeError(f"{name} must be True or False, got {type(v).__name__}")
+
+
 def _bits(bits):
     if bits is None:
         return None
-    bits = operator.index(bits)
-    if bits < 0:
-        raise ValueError(f"bits must not be negative, got {bits}")
-    return bits
+    return _count(bits, "bits")
 
 
 def _call(op, xs, names, out, dtype=None, device="auto", level=None, broadcast=None,
@@ -301,7 +328,7 @@ def _call_checked(op, xs, names, out, dtype, device, level, broadcast, axis, axe
         raise TypeError(f"device: expected \"cpu\", \"gpu\" or \"auto\", got {type(device).__name__}")
     result, flips = _native.run(
         op, arrays, out_array, _dtype_name(dtype), device, level, broadcast,
-        None if axis is None else operator.index(axis), axes, bool(keepdims),
+        None if axis is None else operator.index(axis), axes, _flag(keepdims, "keepdims"),
         _bits(bits), _bitorder(bitorder),
     )
     if out is not None:
@@ -714,8 +741,8 @@ def _packed_codes(a, b, name):
         if x.dtype.kind in "bfc":
             raise TypeError(
                 f"{name}: {which} is {x.dtype}; binary codes are packed bits of an unsigned or "
-                f"signed integer type: pack bools (or the signs of float embeddings) first, "
-                f"e.g. np.packbits(emb > 0, axis=-1)"
+                f"signed integer type: pack float embeddings (or bools) first with "
+                f"tb.binarize(emb), which gives np.packbits(emb > 0, axis=-1)"
             )
 
 
@@ -839,14 +866,12 @@ binary_dot = _front(_native.binary_dot, "binary_dot", f"""Dot products of ±1 ve
 
 def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="big", dtype=None,
         device="auto", level=None):
-    k = operator.index(k)
-    if k < 0:
-        raise ValueError(f"k must not be negative, got {k}")
+    k = _count(k, "k")
     if not isinstance(op, str):
         raise TypeError(f"op: expected the name of a pairwise sum op, got {type(op).__name__}")
     index = _op_index(op)
     if largest is not None:
-        largest = bool(largest)
+        largest = _flag(largest, "largest")
     bits, bitorder = _bits(bits), _bitorder(bitorder)
     if (device == "auto" or device == "cpu") and level is None:
         # Plain matrices of integer codes: one call into Rust.
@@ -933,6 +958,14 @@ def _threshold_parts(x, threshold):
     exactly, and arrays at the dtype they promote to with ``x``, exactly."""
     if isinstance(threshold, (bool, np.bool_)):
         return {"ints": [int(threshold)]}
+    if isinstance(threshold, np.generic):
+        # numpy scalars are strong (NEP 50): np.float64(0.1) makes a float32 x compare at
+        # float64, as a 0-d array would.
+        threshold = np.asarray(threshold)
+    elif isinstance(threshold, int) and x.dtype.kind != "f":
+        # Past any integer dtype's range, every value is below (or above) it; the native layer
+        # takes 128-bit integers.
+        threshold = max(-(2**65), min(2**65, threshold))
     if isinstance(threshold, (int, float)) and x.dtype.kind == "f":
         # numpy casts a Python number to the array's float dtype (NEP 50).
         try:
@@ -1002,7 +1035,9 @@ _named(binarize, "binarize", """Binary codes of real vectors: ``np.packbits(x > 
         ``[..., D]`` numbers: bool, int8 to int64, uint8 to uint64, float16, float32 or float64.
     threshold : scalar or array_like, default 0
         One threshold, or one per element of the last axis (``D`` of them). Compared as numpy
-        compares ``x > threshold``: a Python float at ``x``'s float dtype, integers exactly.
+        compares ``x > threshold``: a Python float at ``x``'s float dtype, a numpy scalar or
+        array at the dtype it promotes to with ``x`` (int64 and uint64 values are rounded to
+        float64 against a float, as numpy rounds them), Python integers exactly, of any size.
     bitorder : {"big", "little"}, default "big"
         The order of the bits in each byte, as ``np.packbits``'s ``bitorder``.
     out : ndarray, optional
@@ -1040,7 +1075,7 @@ _named(binarize, "binarize", """Binary codes of real vectors: ``np.packbits(x > 
     """)
 
 
-def rescore(queries, codes, candidates, k=None, /, *, bitorder="big"):
+def rescore(queries, codes, candidates, /, k=None, *, bitorder="big"):
     (queries, codes, candidates), wrap = _inputs([queries, codes, candidates],
                                                  ["queries", "codes", "candidates"])
     bitorder = _bitorder(bitorder)
@@ -1056,17 +1091,20 @@ def rescore(queries, codes, candidates, k=None, /, *, bitorder="big"):
         )
     if candidates.dtype.kind not in "iu":
         raise TypeError(f"candidates: expected integer row indices, got {candidates.dtype}")
+    if candidates.dtype != np.int64:
+        # A checked cast: uint64 ids past int64 are named, never wrapped to negative ids.
+        if candidates.dtype == np.uint64 and candidates.size:
+            past = np.argwhere(candidates > np.iinfo(np.int64).max)
+            if len(past):
+                at = tuple(int(i) for i in past[0])
+                raise ValueError(
+                    f"rescore: candidate {int(candidates[at])} (query {at[0] if len(at) > 1 else 0}, "
+                    f"column {at[-1]}) is not a row of the {codes.shape[0] if codes.ndim else 0} "
+                    "codes, nor -1 (padding)")
+        candidates = candidates.astype(np.int64)
     if k is not None:
-        k = operator.index(k)
-        if k < 0:
-            raise ValueError(f"k must not be negative, got {k}")
-    scores, idx = _native.rescore(
-        np.ascontiguousarray(queries),
-        np.ascontiguousarray(codes),
-        np.ascontiguousarray(candidates, dtype=np.int64),
-        k,
-        bitorder,
-    )
+        k = _count(k, "k")
+    scores, idx = _native.rescore(queries, codes, candidates, k, bitorder)
     if wrap is not None:
         return wrap(scores), wrap(idx)
     return scores, idx
@@ -1087,8 +1125,9 @@ _named(rescore, "rescore", """Rescore binary-search candidates with the float qu
         ``[N, B]`` uint8 codes of the database, ``B >= ceil(D / 8)`` (``tb.binarize`` or
         ``np.packbits`` makes them).
     candidates : array_like
-        ``[M, C]`` rows of ``codes`` per query, such as ``knn``'s indices; ``-1`` entries are
-        skipped (FAISS pads with them).
+        ``[M, C]`` rows of ``codes`` per query, of any integer dtype, such as ``knn``'s
+        indices; ``-1`` entries are skipped (FAISS pads with them), and any other id outside
+        ``[0, N)`` raises ``ValueError`` naming its query and column.
     k : int, optional
         How many to return per query (default ``C``).
     bitorder : {"big", "little"}, default "big"

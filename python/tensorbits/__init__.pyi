@@ -810,8 +810,8 @@ def rescore(
     queries: _Input,
     codes: _Input,
     candidates: _Input,
-    k: int | None = None,
     /,
+    k: int | None = None,
     *,
     bitorder: _BitOrder = "big",
 ) -> tuple[Any, Any]: ...

@@ -148,3 +148,113 @@ def test_rescore_errors():
         tb.rescore(q, codes.astype(np.uint16), np.array([[0, 1], [1, 2]]))
     with pytest.raises(TypeError, match="integer"):
         tb.rescore(q, codes, np.array([[0.0, 1.0], [1.0, 2.0]]))
+
+
+def _layouts(rng, x_dtype, m, d):
+    """x of every layout the sweep covers, with an ``out`` that may share x's memory."""
+    item = np.dtype(x_dtype).itemsize
+    nb = (d + 7) // 8
+    size = 2 * m * d * item + m * nb + 64
+    buf = np.zeros(size + 16, np.uint8)
+    for _ in range(24):
+        base = int(rng.integers(0, 8))
+        raw = buf[base:base + m * d * item * 2 + 8]
+        kind = rng.integers(0, 4)
+        if kind == 0:   # C-contiguous, maybe unaligned
+            x = np.ndarray((m, d), x_dtype, buffer=raw, offset=0)
+        elif kind == 1:  # strided rows
+            x = np.ndarray((m, d), x_dtype, buffer=raw, offset=0, strides=(2 * d * item, item))
+        elif kind == 2:  # reversed last axis
+            x = np.ndarray((m, d), x_dtype, buffer=raw, offset=(d - 1) * item,
+                           strides=(d * item, -item))
+        else:           # zero-size
+            x = np.ndarray((m, 0) if rng.integers(0, 2) else (0, d), x_dtype, buffer=raw)
+        x[...] = near_zero(rng, x.shape, x_dtype)
+        shape = x.shape[:-1] + ((x.shape[-1] + 7) // 8,)
+        # An out over x's own bytes (any offset), or apart from it.
+        at = int(rng.integers(0, max(1, x.nbytes))) if rng.integers(0, 3) else size
+        need = int(np.prod(shape))
+        out = buf[at:at + need].reshape(shape) if at + need <= buf.size else np.empty(shape, np.uint8)
+        yield x, out
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "int16", "float64", "uint8", "int64"])
+def test_binarize_layouts_and_overlapping_out_are_packbits(rng, device, dtype):
+    """Unaligned, strided, reversed and zero-size x, with an out that overlaps x at any offset:
+    the codes are np.packbits of x as it was before the call."""
+    for m, d in [(3, 9), (2, 16), (5, 3)]:
+        for x, out in _layouts(rng, dtype, m, d):
+            want = np.packbits(x.copy() > 0, axis=-1)
+            got = tb.binarize(x, 0, out=out, device=device)
+            assert got is out
+            np.testing.assert_array_equal(out, want, err_msg=f"{x.shape} {x.strides}")
+
+
+def test_numpy_scalar_thresholds_are_strong(rng):
+    """NEP 50: a numpy float64 scalar makes a float32 x compare at float64, as numpy does."""
+    x = np.array([[0.1, 1.0]], np.float32)
+    for t in [np.float64(0.1), np.float64(x.mean()), np.percentile(x, 50), np.int64(0)]:
+        np.testing.assert_array_equal(tb.binarize(x, t), np.packbits(x > t, axis=-1))
+    assert tb.binarize(x, np.float64(0.1))[0, 0] == 192
+
+
+def test_int64_against_floats_rounds_as_numpy():
+    """numpy rounds int64 and uint64 values to float64 before comparing with a float."""
+    for dtype in [np.int64, np.uint64]:
+        base = [2**53, 2**62, 2**63 - 4096] + ([-(2**60)] if dtype is np.int64 else [2**64 - 4096])
+        x = np.array([[b + o for o in range(-3, 5)] for b in base], dtype=dtype)
+        for t in [float(2**53), 2.0**53 + 2, 2.0**62, float(2**63 - 4096), -(2.0**60), 2.0**64]:
+            np.testing.assert_array_equal(tb.binarize(x, t), np.packbits(x > t, axis=-1),
+                                          err_msg=f"{dtype} {t}")
+
+
+def test_huge_python_int_thresholds():
+    x = np.array([[1, -2, 3]], np.int64)
+    np.testing.assert_array_equal(tb.binarize(x, 2**200), np.packbits(x > 2**62, axis=-1))
+    np.testing.assert_array_equal(tb.binarize(x, -(2**200)), np.packbits(x > -(2**62), axis=-1))
+    u = np.array([[2**64 - 1, 0]], np.uint64)
+    assert tb.binarize(u, 2**200)[0, 0] == 0 and tb.binarize(u, -(2**200))[0, 0] == 192
+
+
+@pytest.mark.parametrize("cdtype", ["int8", "int16", "int32", "int64", "uint8", "uint16",
+                                    "uint32", "uint64"])
+def test_rescore_candidate_ids_of_every_dtype(rng, cdtype):
+    """Only -1 is padding; any other id outside [0, N) is named, never dropped or wrapped."""
+    q = rng.standard_normal((2, 16)).astype(np.float32)
+    codes = rng.integers(0, 256, (5, 2), dtype=np.uint8)
+    cands = np.array([[0, 4, 2], [3, 1, 1]], dtype=cdtype)
+    s, i = tb.rescore(q, codes, cands, k=2)
+    s64, i64 = tb.rescore(q, codes, cands.astype(np.int64), k=2)
+    np.testing.assert_array_equal(i, i64)
+    assert s.tobytes() == s64.tobytes()
+    info = np.iinfo(cdtype)
+    bad = [5, int(info.max)] + ([-2, int(info.min)] if info.min < 0 else [])
+    if info.bits == 64 and info.min == 0:
+        bad.append(2**63)
+    for v in bad:
+        c = cands.copy()
+        c[1, 2] = v
+        with pytest.raises(ValueError, match=rf"candidate {v} \(query 1, column 2\)"):
+            tb.rescore(q, codes, c)
+    if info.min < 0:
+        c = cands.copy()
+        c[0, 1] = -1
+        s, i = tb.rescore(q, codes, c)
+        assert i[0, 2] == -1 and s[0, 2] == -np.inf
+
+
+def test_rescore_zero_sizes_and_unaligned(rng):
+    q = rng.standard_normal((3, 16))
+    codes = rng.integers(0, 256, (4, 2), dtype=np.uint8)
+    s, i = tb.rescore(q[:0], codes, np.zeros((0, 2), np.int64))
+    assert s.shape == i.shape == (0, 2)
+    s, i = tb.rescore(q, codes, np.zeros((3, 0), np.int64))
+    assert s.shape == i.shape == (3, 0)
+    buf = np.zeros(3 * 16 * 8 + 1, np.uint8)
+    qu = np.ndarray((3, 16), np.float64, buffer=buf, offset=1)
+    qu[...] = q
+    cands = np.array([[0, 1], [2, 3], [3, 0]])
+    s1, i1 = tb.rescore(qu, codes, cands, k=1)
+    s2, i2 = tb.rescore(q, codes, cands, k=1)
+    assert s1.tobytes() == s2.tobytes() and np.array_equal(i1, i2)

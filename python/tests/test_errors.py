@@ -146,3 +146,40 @@ def test_no_panic_on_any_bad_input():
         except (TypeError, ValueError, OverflowError):
             seen += 1
     assert seen > 100
+
+
+def test_arguments_numpy_refuses_are_refused_with_numpys_types():
+    a = np.zeros((2, 4), np.uint8)
+    x = np.zeros((3, 4), np.uint8)
+    for kw in [{"largest": "no"}, {"bits": True}]:
+        with pytest.raises(TypeError):
+            tb.knn(a, a, 1, **kw)
+    with pytest.raises(TypeError):
+        tb.knn(a, a, True)
+    with pytest.raises(TypeError):
+        tb.bitwise_xor_reduce(x, axis=1, keepdims="no")
+    for axis in [True, [0, 1], (0, True)]:
+        with pytest.raises(TypeError):
+            tb.bitwise_xor_reduce(x, axis=axis)
+    for kw in [{"k": 2**64}, {"bits": 2**64}]:
+        with pytest.raises(ValueError):
+            tb.knn(a, a, **({"k": 1} | kw))
+    with pytest.raises(ValueError):
+        tb.rescore(np.zeros((1, 8)), a, np.zeros((1, 1), np.int64), k=2**64)
+    # What numpy takes still works: numpy bools and integers.
+    tb.knn(a, a, np.int64(1), largest=np.bool_(False), bits=np.int32(8))
+    tb.bitwise_xor_reduce(x, axis=(np.int64(0), 1), keepdims=np.bool_(True))
+
+
+def test_messages_name_the_function_and_argument():
+    a = np.zeros((3, 2), np.uint8)
+    with pytest.raises(ValueError, match=r"^knn: k = 5 is more than the 3 rows"):
+        tb.knn(a, a, 5)
+    with pytest.raises(TypeError, match=r"tb\.binarize"):
+        tb.knn(a.astype(np.float32), a.astype(np.float32), 1)
+    with pytest.raises(TypeError, match=r"^x: tensorbits has no data type for numpy's >u2"):
+        tb.bitwise_not(np.ones(3, ">u2"))
+    with pytest.raises(TypeError, match=r"^x: tensorbits has no data type for numpy's complex64"):
+        tb.bitwise_not(np.ones(3, np.complex64))
+    with pytest.raises(TypeError, match=r"^x1: tensorbits has no data type"):
+        tb.bitwise_and(np.ones(3, ">u2"), np.ones(3, np.uint16))
