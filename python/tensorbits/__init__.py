@@ -567,6 +567,9 @@ invert = bitwise_not
 
 @_runs("popcount")
 def bitwise_count(x, /, out=None, *, dtype=None, device="auto", level=None):
+    if isinstance(x, (np.ndarray, np.bool_)) and x.dtype == np.bool_:
+        # numpy counts a bool as 0 or 1 (any non-zero byte is True): the count of a uint8 0 or 1.
+        x = (np.asarray(x).view(np.uint8) != 0).view(np.uint8)
     if dtype is None and device == "auto" and level is None:
         try:
             result = _run_plain(_POPCOUNT, x, None, out)
@@ -757,6 +760,19 @@ _pair_plain = _native.pair_plain
 _knn_plain = _native.knn_plain
 
 
+def _unsigned_codes(index, a, b):
+    """int8 to int64 codes (sentence-transformers' ``precision="binary"`` is int8) as the unsigned
+    type of their width for an op that counts bits of unsigned codes only (``binary_dot``): the
+    stored bits are the same, and only they count."""
+    if index != _native.op_index("binary_dot"):
+        return a, b
+    def view(x):
+        if isinstance(x, np.ndarray) and x.dtype.kind == "i":
+            return x.view(f"u{x.dtype.itemsize}")
+        return x
+    return view(a), view(b)
+
+
 def _pairwise(index, name, a, b, out, dtype, device, level, bits, bitorder):
     # The general path of the builtin fronts (`_native.hamming_cdist`, `_native.binary_dot`), which
     # call it with every keyword (the defaults where left out) when their plain call does not
@@ -766,6 +782,7 @@ def _pairwise(index, name, a, b, out, dtype, device, level, bits, bitorder):
         bits = _bits(bits)
     if bitorder != "big":
         bitorder = _bitorder(bitorder)
+    a, b = _unsigned_codes(index, a, b)
     if (device == "auto" or device == "cpu") and level is None:
         # Plain matrices of integer codes: one call into Rust.
         try:
@@ -873,7 +890,9 @@ def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="bi
     if largest is not None:
         largest = _flag(largest, "largest")
     bits, bitorder = _bits(bits), _bitorder(bitorder)
-    if (device == "auto" or device == "cpu") and level is None:
+    (a, b), wrap = _inputs([a, b], ["a", "b"])
+    a, b = _unsigned_codes(index, a, b)
+    if (device == "auto" or device == "cpu") and level is None and wrap is None:
         # Plain matrices of integer codes: one call into Rust.
         try:
             result = _knn_plain(index, a, b, k, None if dtype is None else _dtype_name(dtype),
@@ -882,7 +901,6 @@ def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="bi
             raise _renamed(e, index, ("a", "b"), None)
         if result is not None:
             return result
-    (a, b), wrap = _inputs([a, b], ["a", "b"])
     _packed_codes(a, b, "knn")
     if not isinstance(device, str):
         raise TypeError(f"device: expected \"cpu\", \"gpu\" or \"auto\", got {type(device).__name__}")
@@ -1227,8 +1245,10 @@ def set_num_threads(n):
     Parameters
     ----------
     n : int
-        The thread count from the next call on; ``0`` restores the default (the number of logical
-        CPUs, or ``RAYON_NUM_THREADS`` when set). threadpoolctl's ``threadpool_limits`` sets it
+        The thread count from the next call on, at most the CPUs the process may use (its
+        affinity and CPU quota; a larger ``n`` warns, and ``get_num_threads`` reports the count
+        in force); ``0`` restores the default (the number of logical CPUs, or
+        ``RAYON_NUM_THREADS`` when set). threadpoolctl's ``threadpool_limits`` sets it
         too (``user_api="tensorbits"``).
 
     Raises
@@ -1246,7 +1266,13 @@ def set_num_threads(n):
     n = operator.index(n)
     if n < 0:
         raise ValueError(f"set_num_threads: expected a count of 0 or more, got {n}")
-    _native.set_num_threads(n)
+    _native.set_num_threads(min(n, 2**32))
+    if n > 0 and _native.get_num_threads() < n:
+        import warnings
+
+        warnings.warn(f"set_num_threads({n}): this process may use {_native.get_num_threads()} "
+                      "CPUs (its affinity and CPU quota); that many threads are in force",
+                      RuntimeWarning, stacklevel=2)
 
 
 def get_num_threads():

@@ -184,3 +184,18 @@ def test_the_builtin_fronts_pass_every_keyword_on(f):
         f(a, b, None)
     with pytest.raises(ValueError, match="does not match"):
         f(a, b[:, :4])
+
+
+def test_bool_counts_and_signed_binary_dot_codes(rng):
+    b = rng.integers(0, 2, (4, 9)).astype(bool)
+    got = tb.bitwise_count(b)
+    assert got.dtype == np.uint8 and np.array_equal(got, b.astype(np.uint8))
+    for dt in ["int8", "int16", "int32", "int64"]:
+        a = rng.integers(-100, 100, (3, 4)).astype(dt)
+        w = rng.integers(-100, 100, (5, 4)).astype(dt)
+        u = f"u{np.dtype(dt).itemsize}"
+        np.testing.assert_array_equal(tb.binary_dot(a, w), tb.binary_dot(a.view(u), w.view(u)))
+        d1, i1 = tb.knn(a, w, 2, op="binary_dot")
+        d2, i2 = tb.knn(a.view(u), w.view(u), 2, op="binary_dot")
+        np.testing.assert_array_equal(d1, d2)
+        np.testing.assert_array_equal(i1, i2)

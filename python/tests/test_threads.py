@@ -15,7 +15,7 @@ def restore():
 def test_set_and_get_num_threads(restore):
     default = tb.get_num_threads()
     assert default >= 1
-    for n in (1, 3):
+    for n in (1, min(3, default)):
         tb.set_num_threads(n)
         assert tb.get_num_threads() == n
         # Large calls still give the same bits on any number of threads.
@@ -42,3 +42,17 @@ def test_threadpoolctl_controls_the_pool(restore):
     with threadpoolctl.threadpool_limits(limits=1, user_api="tensorbits"):
         assert tb.get_num_threads() == 1
     assert tb.get_num_threads() == before
+
+
+def test_thread_counts_are_bounded_by_the_cpus(restore, monkeypatch):
+    """Thousands of threads on a few CPUs stall the machine: a request past the CPUs the process
+    may use warns and gets that many."""
+    monkeypatch.delenv("RAYON_NUM_THREADS", raising=False)
+    tb.set_num_threads(0)
+    cpus = tb.get_num_threads()
+    for n in (cpus + 1, 3000, 100_000, 2**70):
+        with pytest.warns(RuntimeWarning, match="CPUs"):
+            tb.set_num_threads(n)
+        assert tb.get_num_threads() == cpus
+    x = np.arange(1 << 20, dtype=np.uint32)
+    assert np.array_equal(tb.bitwise_not(x), ~x)

@@ -127,6 +127,7 @@ fn pool() -> Option<Arc<ThreadPool>> {
 }
 
 fn build(threads: usize) -> Option<ThreadPool> {
+    let threads = bounded_threads(threads, std::env::var("RAYON_NUM_THREADS").ok().as_deref());
     let named = |threads| {
         ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -136,6 +137,22 @@ fn build(threads: usize) -> Option<ThreadPool> {
     // A process at its thread limit gets a smaller pool, or none: calls then run on the caller's
     // thread (every parallel path is taken only with more than one thread).
     named(threads).or_else(|_| named(1)).ok()
+}
+
+/// The thread count in force for a request of `threads` (0: `RAYON_NUM_THREADS`, given as `env`,
+/// or else every CPU): at most the CPUs this process may use, which the standard library reads
+/// from its affinity mask and its control group's CPU quota. More threads than CPUs only take
+/// turns on them, and thousands of them stall the machine.
+pub(crate) fn bounded_threads(threads: usize, env: Option<&str>) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let wanted = match threads {
+        0 => env
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(cpus),
+        n => n,
+    };
+    wanted.min(cpus)
 }
 
 /// Runs `f` in the pool: rayon's parallel iterators inside it use the pool's threads.
@@ -204,13 +221,15 @@ pub(crate) fn each<T: Send>(items: Vec<T>, f: impl Fn(usize, T) + Sync) {
 /// Threads the CPU executor spreads large calls over.
 ///
 /// By default the number of logical CPUs, or `RAYON_NUM_THREADS` when that is set; changed by
-/// [`set_num_threads`].
+/// [`set_num_threads`]; never more than the CPUs the process may use (its affinity and its
+/// control group's CPU quota).
 pub fn num_threads() -> usize {
     pool().map_or(1, |p| p.current_num_threads())
 }
 
-/// Sets the number of threads the CPU executor spreads large calls over, from the next call on;
-/// 0 returns to the default ([`num_threads`]). Calls already running finish on the pool they
+/// Sets the number of threads the CPU executor spreads large calls over, from the next call on,
+/// at most the CPUs the process may use ([`num_threads`] reports the count in force); 0 returns
+/// to the default. Calls already running finish on the pool they
 /// started on. Asking again for the count in force keeps the pool and its threads.
 pub fn set_num_threads(threads: usize) {
     let mut slot = POOL.write().unwrap_or_else(|e| e.into_inner());
@@ -236,6 +255,17 @@ mod tests {
 
     /// Every task runs once, results come back in task order, over many calls in a row (the
     /// helpers awake, parked, and in between) and for task counts around the thread count.
+    #[test]
+    fn thread_requests_are_bounded_by_the_cpus() {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(bounded_threads(100_000, None), cpus);
+        assert_eq!(bounded_threads(0, Some("3000")), cpus);
+        assert_eq!(bounded_threads(0, Some("junk")), cpus);
+        assert_eq!(bounded_threads(0, None), cpus);
+        assert_eq!(bounded_threads(1, Some("3000")), 1);
+        assert_eq!(bounded_threads(0, Some("1")), 1);
+    }
+
     #[test]
     fn tasks_run_once_each_in_every_call() {
         for round in 0..2000usize {
