@@ -43,8 +43,11 @@ __all__ = [
     "bitwise_xor",
     "bitwise_not",
     "invert",
+    "bitwise_invert",
     "left_shift",
     "right_shift",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
     "bitwise_count",
     "bitwise_and_reduce",
     "bitwise_or_reduce",
@@ -339,9 +342,10 @@ def _call_checked(op, xs, names, out, dtype, device, level, broadcast, axis, axe
 # Parts of the docstrings that many functions share, in numpydoc's sections.
 _DOC = {
     "x1, x2": """x1, x2 : array_like
-    numpy arrays of one dtype (bool, int8 to int64, uint8 to uint64, float16 to float64; floats are
-    bit patterns), objects with ``__dlpack__`` such as PyTorch CPU tensors, or Python scalars,
-    which take the other input's dtype. Any strides, reversed views included, are read in place.""",
+    numpy arrays (bool, int8 to int64, uint8 to uint64, float16 to float64; floats are bit
+    patterns), objects with ``__dlpack__`` such as PyTorch CPU tensors, or Python scalars, which
+    take the other input's dtype. Integer and bool arrays and numpy scalars of two dtypes are
+    promoted as numpy promotes them (``uint16`` with ``uint8`` computes in ``uint16``). Any strides, reversed views included, are read in place.""",
     "x": """x : array_like
     A numpy array (bool, int8 to int64, uint8 to uint64, float16 to float64; floats are bit
     patterns), an object with ``__dlpack__`` such as a PyTorch CPU tensor, or a numpy scalar.""",
@@ -431,10 +435,30 @@ def _front(native, op, doc):
     return _runs(op)(_native.with_doc(native, _doc(doc), __name__))
 
 
+def _promoted(x1, x2):
+    """Two numpy arrays (or scalars) of integer or bool dtypes in the dtype numpy promotes them to
+    (NEP 50), as numpy's bitwise ufuncs compute; other inputs as they are. The Rust API keeps
+    DirectML's one dtype for both."""
+    if not (isinstance(x1, (np.ndarray, np.generic)) and isinstance(x2, (np.ndarray, np.generic))):
+        return x1, x2
+    d1, d2 = x1.dtype, x2.dtype
+    if d1 == d2 or d1.kind not in "biu" or d2.kind not in "biu":
+        return x1, x2
+    dt = np.result_type(d1, d2)
+    if dt.kind not in "biu":
+        raise TypeError(
+            f"x1 is {d1} and x2 is {d2}, which numpy promotes to {dt}: no integer dtype holds "
+            f"both, and numpy's bitwise ufuncs refuse them too; convert one first (e.g. "
+            f"x2.astype(np.{d1}))"
+        )
+    return np.asarray(x1, dtype=dt), np.asarray(x2, dtype=dt)
+
+
 def _binary(name, op, summary, example):
     index = _native.op_index(op)
 
     def f(x1, x2, /, out=None, *, device="auto", level=None, broadcast=None, broadcast_axis=None):
+        x1, x2 = _promoted(x1, x2)
         if device == "auto" and level is None and broadcast is None and broadcast_axis is None:
             # Plain numpy arrays of one shape (a loop over small arrays): one call into Rust.
             try:
@@ -563,6 +587,10 @@ _named(bitwise_not, "bitwise_not", """Element-wise NOT of the bits of ``x`` (log
     array([False,  True])
     """)
 invert = bitwise_not
+# The array API standard's names.
+bitwise_invert = bitwise_not
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
 
 
 @_runs("popcount")

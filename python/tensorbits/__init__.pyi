@@ -340,6 +340,9 @@ def bitwise_not(
 ) -> Any: ...
 
 invert = bitwise_not
+bitwise_invert = bitwise_not
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
 
 @overload
 def bitwise_count(

@@ -74,11 +74,12 @@ for _name in ("uint16", "uint32", "uint64"):
 _TORCH = {v: k for k, v in _NUMPY.items()}
 
 
-def _check(t, name, op):
-    """The checks every input passes, in the real and the fake implementation alike."""
+def _check(t, name, op, meta=True):
+    """The checks every input passes, in the real and the fake implementation alike; ``meta``
+    tensors (shapes and dtypes, no data) reach only the fake ones."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"tensorbits.{op}: {name} must be a tensor, got {type(t).__name__}")
-    if t.device.type != "cpu":
+    if t.device.type != "cpu" and not (meta and t.device.type == "meta"):
         raise RuntimeError(
             f"tensorbits.{op}: {name} is on {t.device}; tensorbits' PyTorch ops run on the CPU: "
             f"move the inputs there first ({name}.cpu()) and the results back (.to(device))"
@@ -93,7 +94,7 @@ def _check(t, name, op):
 
 def _host(t, name, op):
     """The numpy array over a CPU tensor's own memory (no copy, any strides)."""
-    _check(t, name, op)
+    _check(t, name, op, meta=False)
     return t.detach().numpy()
 
 

@@ -274,12 +274,54 @@ def test_calls_that_are_not_plain_take_the_general_path_with_the_same_results():
         np.testing.assert_array_equal(np.asarray(got), want, err_msg=name)
         if o is not None:
             assert got is o
-    # Two dtypes: the general path's error.
+    # Two dtypes: the general path promotes integers as numpy does, and refuses a float with an
+    # integer (whose bits are not numbers) with its error.
     assert tb._native.run_plain(index, a, b.astype(np.int16), None) is None
+    np.testing.assert_array_equal(tb.bitwise_xor(a, b.astype(np.int16)), a ^ b.astype(np.int16))
     with pytest.raises(TypeError, match="share one dtype"):
-        tb.bitwise_xor(a, b.astype(np.int16))
+        tb.bitwise_xor(a, b.astype(np.float32))
     # Byte-swapped dtypes: the general path's error.
     swapped = a.astype(">u2")
     assert tb._native.run_plain(index, swapped, swapped, None) is None
     with pytest.raises(TypeError, match=">u2"):
         tb.bitwise_xor(swapped, swapped)
+
+
+def test_mixed_integer_dtypes_promote_as_numpy(rng):
+    """NEP 50: mixed integer and bool inputs compute in numpy's promoted dtype, as numpy's
+    bitwise ufuncs and the array API do; pairs with no integer dtype are refused as numpy
+    refuses them."""
+    kinds = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+    pairs = [
+        (tb.bitwise_and, np.bitwise_and), (tb.bitwise_or, np.bitwise_or),
+        (tb.bitwise_xor, np.bitwise_xor),
+    ]
+    for d1 in kinds:
+        for d2 in kinds:
+            x1 = rng.integers(0, 100, (3, 4)).astype(d1)
+            x2 = rng.integers(0, 100, (4,)).astype(d2)
+            for f, ref in pairs:
+                try:
+                    want = ref(x1, x2)
+                except TypeError:
+                    with pytest.raises(TypeError):
+                        f(x1, x2)
+                    continue
+                got = f(x1, x2)
+                assert got.dtype == want.dtype, (d1, d2)
+                np.testing.assert_array_equal(got, want)
+            if d1 != "bool" and d2 != "bool":
+                s1, s2 = x1, (x2 % 4).astype(d2)
+                try:
+                    want = np.left_shift(s1, s2)
+                except TypeError:
+                    with pytest.raises(TypeError):
+                        tb.bitwise_left_shift(s1, s2)
+                    continue
+                got = tb.bitwise_left_shift(s1, s2)
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)
+    x = np.arange(8, dtype=np.uint8)
+    assert tb.bitwise_and(x, np.uint16(3)).dtype == np.uint16
+    np.testing.assert_array_equal(tb.bitwise_invert(x), ~x)
+    np.testing.assert_array_equal(tb.bitwise_right_shift(x, np.uint8(1)), x >> 1)

@@ -117,7 +117,11 @@ def test_every_function_is_registered(torch, ops):
         assert hasattr(torch.ops.tensorbits, name), name
     missing = sorted(set(tb.__all__) - set(ops.__all__))
     # The rest are not tensor functions (run takes any op by name: each has its own here).
+    # The array API's aliases (bitwise_invert, ...) are registered by their first names.
     assert missing == [
+        "bitwise_invert",
+        "bitwise_left_shift",
+        "bitwise_right_shift",
         "cpu_instruction_set",
         "get_num_threads",
         "gpu_name",
@@ -184,9 +188,11 @@ def test_tensors_cross_without_copies(torch, ops, rng):
 
 
 def test_other_devices_and_dtypes_are_clear_errors(torch, ops):
+    # Meta tensors get shapes (test_meta_tensors_get_shapes_and_dtypes); the data of a tensor on
+    # another device than the CPU is refused with the way to move it.
     a = torch.zeros((2, 4), dtype=torch.uint8, device="meta")
     with pytest.raises(RuntimeError, match=r"a is on meta.*run on the CPU.*a\.cpu\(\)"):
-        torch.ops.tensorbits.hamming_cdist(a, a)
+        ops._host(a, "a", "hamming_cdist")
     x = torch.zeros((2, 4), dtype=torch.bfloat16)
     with pytest.raises(TypeError, match=r"bfloat16.*x\.view\(torch\.int16\)"):
         torch.ops.tensorbits.bitwise_count(x)
@@ -242,3 +248,13 @@ def test_the_module_docstring_example_runs(torch, ops):
 
     result = doctest.testmod(ops, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 4 and result.failed == 0, result
+
+
+def test_meta_tensors_get_shapes_and_dtypes(torch, ops):
+    meta = lambda shape, dt=torch.uint8: torch.empty(shape, dtype=dt, device="meta")  # noqa: E731
+    r = torch.ops.tensorbits.bitwise_and(meta((3, 4)), meta((4,)))
+    assert r.device.type == "meta" and tuple(r.shape) == (3, 4) and r.dtype == torch.uint8
+    d, i = torch.ops.tensorbits.knn(meta((5, 8)), meta((7, 8)), 3)
+    assert d.device.type == "meta" and tuple(d.shape) == (5, 3) and i.dtype == torch.int64
+    c = torch.ops.tensorbits.binarize(meta((2, 9), torch.float32))
+    assert tuple(c.shape) == (2, 2) and c.dtype == torch.uint8
