@@ -137,7 +137,7 @@ pub fn binarize(a: BinarizeArgs) -> Result<(), Fail> {
     let mut shape = x.desc.sizes().to_vec();
     *shape.last_mut().unwrap_or(&mut 0) = d.div_ceil(8);
     loadable(DataType::U8, &shape)?;
-    let codes = match device(a.device)? {
+    let codes = match device(a.device, x.bytes.len() as u128)? {
         None => {
             let n: usize = shape.iter().product();
             let mut codes = vec![0u8; n];

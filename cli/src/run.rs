@@ -216,16 +216,27 @@ fn out_dtype(op: &OpInfo, text: Option<&str>, in_dt: DataType) -> Result<DataTyp
     })
 }
 
+/// Work (bytes read and written, or pairs of rows times their bytes) below which `--device auto`
+/// stays on the CPU without looking for a GPU: finding an adapter and making its device costs
+/// more than such a call on the CPU. Measured by `tensorbits bench <op> --device gpu` against
+/// `--device cpu` at growing sizes.
+const AUTO_GPU_MIN_WORK: u128 = 1 << 26;
+
 /// The device a command runs on: a GPU for `gpu` (failing without one), a hardware GPU for `auto`
-/// when there is one.
-pub(crate) fn device(d: DeviceArg) -> Result<Option<GpuExecutor>, Fail> {
+/// when there is one and the call's `work` is worth it (see [`AUTO_GPU_MIN_WORK`]).
+pub(crate) fn device(d: DeviceArg, work: u128) -> Result<Option<GpuExecutor>, Fail> {
     Ok(match d {
         DeviceArg::Cpu => None,
         DeviceArg::Gpu => Some(GpuExecutor::new_blocking()?),
-        DeviceArg::Auto => GpuExecutor::new_blocking().ok().filter(|g| {
-            g.adapter_info()
-                .is_some_and(|i| i.device_type != wgpu::DeviceType::Cpu)
-        }),
+        DeviceArg::Auto if work < AUTO_GPU_MIN_WORK => None,
+        DeviceArg::Auto => {
+            #[cfg(test)]
+            tests::PROBES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            GpuExecutor::new_blocking().ok().filter(|g| {
+                g.adapter_info()
+                    .is_some_and(|i| i.device_type != wgpu::DeviceType::Cpu)
+            })
+        }
     })
 }
 
@@ -273,7 +284,18 @@ pub fn run(a: RunArgs) -> Result<(), Fail> {
     loadable(out_dt, shape)?;
     let out_desc = TensorDesc::new(out_dt, shape)?;
     let mut out = out_desc.zeroed_buffer("OutputTensor")?;
-    match &device(a.device)? {
+    let read: u128 = arrays.iter().map(|x| x.bytes.len() as u128).sum();
+    let work = if op.is_pairwise() {
+        // Every row of the first input meets every row of the second.
+        let rows = descs
+            .get(1)
+            .and_then(|d| d.sizes().iter().rev().nth(1).copied())
+            .unwrap_or(1);
+        read.saturating_mul(rows as u128)
+    } else {
+        read + out.len() as u128
+    };
+    match &device(a.device, work)? {
         None => {
             let inputs: Vec<Input<'_>> = arrays
                 .iter()
@@ -313,7 +335,16 @@ pub fn knn(a: KnnArgs) -> Result<(), Fail> {
     loadable(DataType::I64, shape)?;
     let dd = TensorDesc::new(out_dt, shape)?;
     let id = TensorDesc::new(DataType::I64, shape)?;
-    let (mut dist, mut idx) = match &device(a.device)? {
+    let rows_b = arrays[1]
+        .desc
+        .sizes()
+        .iter()
+        .rev()
+        .nth(1)
+        .copied()
+        .unwrap_or(1);
+    let work = (arrays[0].bytes.len() as u128).saturating_mul(rows_b as u128);
+    let (mut dist, mut idx) = match &device(a.device, work)? {
         None => {
             let mut dist = dd.zeroed_buffer("distances")?;
             let mut idx = id.zeroed_buffer("indices")?;
@@ -550,4 +581,23 @@ pub fn devices() -> Result<(), Fail> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(super) static PROBES: std::sync::atomic::AtomicUsize =
+        std::sync::atomic::AtomicUsize::new(0);
+
+    /// Small calls under `--device auto` stay on the CPU without looking for an adapter (the
+    /// probe is most of such a call's time); `cpu` never looks.
+    #[test]
+    fn auto_looks_for_a_gpu_only_for_large_work() {
+        for work in [0, 1, AUTO_GPU_MIN_WORK - 1] {
+            assert!(matches!(device(DeviceArg::Auto, work), Ok(None)));
+        }
+        assert!(matches!(device(DeviceArg::Cpu, u128::MAX), Ok(None)));
+        assert_eq!(PROBES.load(std::sync::atomic::Ordering::SeqCst), 0);
+    }
 }
