@@ -329,3 +329,35 @@ fn binary_dot_with_valid_bits_at_scale() {
     let b = Tensor::from_vec(random_bytes(3 * k, 86), &[3, k]).unwrap();
     same_as_cpu!(&t, ops::BinaryDot, &Options::new().bits(8 * k - 3), &a, &b);
 }
+
+/// A read-back past the staging buffer's 64 MiB goes through it in parts: every byte arrives, at
+/// an offset into the buffer, for a length that is not a multiple of 4, and nothing past the
+/// destination is written.
+#[test]
+fn reading_back_more_than_one_staging_buffer() {
+    let Some(g) = gpu::gpu() else { return };
+    let bytes = random_bytes((130 << 20) + 12, 91);
+    let buffer = g
+        .storage_buffer("read-back test", bytes.len(), &bytes)
+        .unwrap();
+    for (offset, len) in [
+        (0, bytes.len()),
+        (8, (64 << 20) + 1),
+        (4, (128 << 20) + 3),
+        (0, 3),
+    ] {
+        let mut out = vec![0xA5u8; len + 16];
+        g.read_into(&buffer, offset as u64, &mut out[..len])
+            .unwrap();
+        assert!(
+            out[..len] == bytes[offset..offset + len],
+            "offset {offset}, {len} bytes"
+        );
+        assert!(
+            out[len..].iter().all(|&b| b == 0xA5),
+            "written past {len} bytes"
+        );
+    }
+    let all = g.read_bytes(&buffer, 0, bytes.len() as u64).unwrap();
+    assert!(all == bytes);
+}

@@ -6,7 +6,7 @@ use crate::{Fail, npy};
 use clap::Args;
 use half::f16;
 use std::path::PathBuf;
-use tensorbits::{BitOrder, DataType, Thresholds};
+use tensorbits::{BitOrder, DataType, TensorDesc, Thresholds};
 
 #[derive(Args, Debug)]
 pub struct BinarizeArgs {
@@ -139,8 +139,7 @@ pub fn binarize(a: BinarizeArgs) -> Result<(), Fail> {
     loadable(DataType::U8, &shape)?;
     let codes = match device(a.device, x.bytes.len() as u128)? {
         None => {
-            let n: usize = shape.iter().product();
-            let mut codes = vec![0u8; n];
+            let mut codes = TensorDesc::new(DataType::U8, &shape)?.zeroed_buffer("codes")?;
             tensorbits::binarize_bytes(&x.desc, &x.bytes, &t, order, &mut codes)?;
             codes
         }

@@ -346,6 +346,10 @@ pub fn knn(a: KnnArgs) -> Result<(), Fail> {
     let work = (arrays[0].bytes.len() as u128).saturating_mul(rows_b as u128);
     let (mut dist, mut idx) = match &device(a.device, work)? {
         None => {
+            tensorbits::check_allocation(
+                dd.total_bytes().saturating_add(id.total_bytes()),
+                "the distances and indices",
+            )?;
             let mut dist = dd.zeroed_buffer("distances")?;
             let mut idx = id.zeroed_buffer("indices")?;
             let inputs = [

@@ -1898,3 +1898,195 @@ fn every_instruction_set_writes_the_same_files() {
         }
     }
 }
+
+/// A new memory control group capped at `limit` bytes (swap included), made where the machine lets
+/// the test (root, a writable cgroup v1 or v2 hierarchy with the memory controller): its directory,
+/// or why none could be made.
+fn memory_group(limit: u64) -> Result<std::path::PathBuf, String> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| e.to_string())?;
+    let mut why = Vec::new();
+    for line in info.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let (fields, kind): (Vec<&str>, Vec<&str>) = (
+            left.split_whitespace().collect(),
+            right.split_whitespace().collect(),
+        );
+        let (Some(point), Some(&fs), Some(opts)) = (fields.get(4), kind.first(), kind.last())
+        else {
+            continue;
+        };
+        let point = Path::new(point);
+        let v1 = fs == "cgroup" && opts.split(',').any(|o| o == "memory");
+        let v2 = fs == "cgroup2"
+            && std::fs::read_to_string(point.join("cgroup.subtree_control"))
+                .is_ok_and(|c| c.split_whitespace().any(|w| w == "memory"));
+        if !v1 && !v2 {
+            continue;
+        }
+        let group = point.join(format!("tensorbits-cli-test-{}", std::process::id()));
+        if let Err(e) = std::fs::create_dir(&group) {
+            why.push(format!("{}: {e}", point.display()));
+            continue;
+        }
+        let limits: &[(&str, String)] = if v1 {
+            &[
+                ("memory.limit_in_bytes", limit.to_string()),
+                ("memory.memsw.limit_in_bytes", limit.to_string()),
+            ]
+        } else {
+            &[
+                ("memory.max", limit.to_string()),
+                ("memory.swap.max", "0".to_owned()),
+            ]
+        };
+        let set = limits
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, (file, value))| {
+                let path = group.join(file);
+                // The swap files exist only where swap is accounted.
+                if i > 0 && !path.exists() {
+                    return Ok(());
+                }
+                std::fs::write(path, value)
+            });
+        match set {
+            Ok(()) => return Ok(group),
+            Err(e) => {
+                let _ = std::fs::remove_dir(&group);
+                why.push(format!("{}: {e}", group.display()));
+            }
+        }
+    }
+    if why.is_empty() {
+        why.push("no cgroup hierarchy with the memory controller is mounted".to_owned());
+    }
+    Err(why.join("; "))
+}
+
+/// In a container capped at 2 GiB, outputs past the cap are one `error:` line and exit 2, not the
+/// out-of-memory killer's signal, and work within the cap still runs.
+#[test]
+fn outputs_past_a_containers_memory_are_one_line_errors() {
+    let group = match memory_group(2 << 30) {
+        Ok(g) => g,
+        Err(why) => {
+            eprintln!("skipped: no 2 GiB memory group could be made here ({why})");
+            return;
+        }
+    };
+    let dir = tmp("cgroup");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (row, col, codes) = (
+        dir.join("row.npy"),
+        dir.join("col.npy"),
+        dir.join("codes.npy"),
+    );
+    write_npy(
+        &row,
+        DataType::U16,
+        &[1, 1 << 15],
+        &vec![1; 1 << 16],
+        false,
+        false,
+        1,
+    );
+    write_npy(
+        &col,
+        DataType::U16,
+        &[1 << 16, 1],
+        &vec![1; 1 << 17],
+        false,
+        false,
+        1,
+    );
+    write_npy(
+        &codes,
+        DataType::U8,
+        &[1 << 14, 8],
+        &vec![1; 1 << 17],
+        false,
+        false,
+        1,
+    );
+    let (queries, rows) = (dir.join("queries.npy"), dir.join("rows.npy"));
+    write_npy(
+        &queries,
+        DataType::U8,
+        &[15000, 8],
+        &vec![1; 120_000],
+        false,
+        false,
+        1,
+    );
+    write_npy(
+        &rows,
+        DataType::U8,
+        &[1 << 16, 8],
+        &vec![1; 1 << 19],
+        false,
+        false,
+        1,
+    );
+    let out = dir.join("out.npy");
+    // Runs the tool inside the group: the shell moves itself there, then becomes the tool.
+    let in_group = |args: &[&str]| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
+            .arg(&group)
+            .arg(env!("CARGO_BIN_EXE_tensorbits"))
+            .args(args)
+            .output()
+            .expect("sh runs the tool")
+    };
+    let cases: [&[&str]; 3] = [
+        // 4 GiB of output from 192 KiB of input, and 4 GiB of distances.
+        &[
+            "run",
+            "xor",
+            p(&row),
+            p(&col),
+            "-o",
+            p(&out),
+            "--device",
+            "cpu",
+        ],
+        &[
+            "run",
+            "hamming_cdist",
+            p(&rows),
+            p(&codes),
+            "-o",
+            p(&out),
+            "--device",
+            "cpu",
+        ],
+        // 1.8 GiB of indices and the distances: each fits alone, both do not.
+        &[
+            "knn",
+            p(&queries),
+            p(&codes),
+            "-k",
+            "16384",
+            "-o",
+            p(&out),
+            "--device",
+            "cpu",
+        ],
+    ];
+    let results: Vec<_> = cases.iter().map(|args| in_group(args)).collect();
+    let left = out.exists();
+    let fits = in_group(&["run", "not", p(&col), "-o", p(&out), "--device", "cpu"]);
+    std::fs::remove_dir(&group).unwrap();
+    for (args, r) in cases.iter().zip(&results) {
+        assert_ne!(r.status.code(), None, "{args:?} was killed: {r:?}");
+        let line = one_clean_error_line(r, 2);
+        assert!(line.contains("cannot allocate"), "{args:?}: {line}");
+    }
+    assert!(!left, "a refused call left {}", out.display());
+    assert!(fits.status.success(), "{fits:?}");
+    assert!(read_npy(&out).2 == vec![0xfe; 1 << 17], "not of 0x0101");
+}

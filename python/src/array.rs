@@ -27,10 +27,22 @@ pub(crate) fn empty<'py>(
     shape: &[usize],
     dtype: DataType,
 ) -> PyResult<Bound<'py, PyAny>> {
+    check_output(shape, dtype, "OutputTensor")?;
     static EMPTY: pyo3::sync::PyOnceLock<pyo3::Py<PyAny>> = pyo3::sync::PyOnceLock::new();
     EMPTY
         .import(py, "numpy", "empty")?
         .call1((shape.to_vec(), dtype.numpy_name()))
+}
+
+/// Refuses a new output of `shape` and `dtype` that this process could not hold with
+/// `MemoryError`, before numpy allocates it: numpy's allocator overcommits, and in a container the
+/// out-of-memory killer would end the process on the first writes past its limit.
+pub(crate) fn check_output(shape: &[usize], dtype: DataType, name: &str) -> PyResult<()> {
+    let bytes = shape
+        .iter()
+        .try_fold(dtype.size(), |n, &d| n.checked_mul(d))
+        .unwrap_or(usize::MAX);
+    tensorbits::check_allocation(bytes, name).map_err(py_err)
 }
 
 /// A numpy array's data pointer, type and layout (byte strides, signed).
@@ -363,6 +375,7 @@ impl Arr {
             None => {
                 let desc = self.shape_desc()?;
                 let n = desc.total_bytes().div_ceil(8);
+                tensorbits::check_allocation(n * 8, "a packed copy of out").map_err(py_err)?;
                 let mut v = Vec::new();
                 v.try_reserve_exact(n).map_err(|_| {
                     PyMemoryError::new_err(format!("cannot allocate {} bytes", n * 8))
@@ -454,9 +467,19 @@ impl TargetGuard<'_> {
         }
     }
 
-    /// Writes packed result bytes (from the GPU) to the array's elements.
-    pub(crate) fn write_packed(&mut self, bytes: &[u8]) {
-        write_elements(&self.t.arr, bytes);
+    /// Writes the packed result of `len` bytes in a GPU `buffer` to the array's elements: read
+    /// straight into the array where it is packed, else into a packed copy scattered to them.
+    pub(crate) fn read_gpu(
+        &mut self,
+        g: &tensorbits::GpuExecutor,
+        buffer: &tensorbits::wgpu::Buffer,
+        len: usize,
+    ) -> Result<(), tensorbits::Error> {
+        if self.temp.is_none() && self.desc.strides().is_none() {
+            return g.read_into(buffer, 0, self.bytes());
+        }
+        write_elements(&self.t.arr, &g.read_bytes(buffer, 0, len as u64)?);
+        Ok(())
     }
 }
 

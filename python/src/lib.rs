@@ -105,6 +105,16 @@ fn lookup(name: &str) -> PyResult<&'static OpInfo> {
     tensorbits::ops::lookup(name).map_err(py_err)
 }
 
+/// Raises `MemoryError` where a new array of `nbytes` for `name` could not be held by this
+/// process (its memory and swap, or its control group's limit, less what it holds), before numpy
+/// is asked for it: numpy's allocator overcommits, and the out-of-memory killer would end the
+/// process instead.
+#[pyfunction]
+fn check_allocation(nbytes: &Bound<'_, PyAny>, name: &str) -> PyResult<()> {
+    let bytes = nbytes.extract::<usize>().unwrap_or(usize::MAX);
+    tensorbits::check_allocation(bytes, name).map_err(py_err)
+}
+
 /// The index in `tensorbits.ops()` of the op any of whose names is `name`, resolved once by the
 /// Python layer so that calls skip the lookup by name.
 #[pyfunction]
@@ -460,8 +470,7 @@ fn execute(
                     desc: packed,
                 };
                 g.execute(op, call, &regions, &region, None)?;
-                let bytes = g.read_bytes(&out_buf, 0, out_len as u64)?;
-                target.write_packed(&bytes);
+                target.read_gpu(g, &out_buf, out_len)?;
                 Ok(())
             })
             .map_err(py_err)
@@ -506,6 +515,13 @@ fn knn<'py>(
     let layouts: Vec<SignedLayout<'_>> = ins.iter().map(Arr::layout).collect();
     let orientation = tensorbits::orient(op, &call, &layouts, None, shape.len(), true);
     let bufs = Buffers::prepare(&ins, &orientation, None, op, false)?;
+    // Both arrays at once: numpy's pages are not resident until written.
+    let count = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    tensorbits::check_allocation(
+        count.map_or(usize::MAX, |c| c.saturating_mul(dist_dtype.size() + 8)),
+        "the distances and indices",
+    )
+    .map_err(py_err)?;
     let dist = array::empty(py, &shape, dist_dtype)?;
     let idx = array::empty(py, &shape, DataType::I64)?;
     let dv = Arr::read(&dist, "distances", true)?.target()?;
@@ -565,8 +581,8 @@ fn knn<'py>(
                     desc: ipk,
                 };
                 g.knn(op, &call, [&ra, &rb], k, (&rd, &ri), None)?;
-                dt.write_packed(&g.read_bytes(&bd, 0, dl as u64)?);
-                it.write_packed(&g.read_bytes(&bi, 0, il as u64)?);
+                dt.read_gpu(g, &bd, dl)?;
+                it.read_gpu(g, &bi, il)?;
                 Ok(())
             }
         }
@@ -628,6 +644,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binary::rescore, m)?)?;
     m.add_function(wrap_pyfunction!(knn, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_name, m)?)?;
+    m.add_function(wrap_pyfunction!(check_allocation, m)?)?;
     m.add_function(wrap_pyfunction!(ops, m)?)?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;

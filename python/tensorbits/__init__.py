@@ -28,6 +28,7 @@ Errors: a dtype the op does not support raises ``TypeError``; shapes, broadcasti
 tensors by the function's parameters (``x1``, ``a``, ``out``).
 """
 
+import math
 import operator
 import sys
 
@@ -451,6 +452,9 @@ def _promoted(x1, x2):
             f"both, and numpy's bitwise ufuncs refuse them too; convert one first (e.g. "
             f"x2.astype(np.{d1}))"
         )
+    for x, name in ((x1, "x1"), (x2, "x2")):
+        if x.dtype != dt:
+            _native.check_allocation(x.size * dt.itemsize, name)
     return np.asarray(x1, dtype=dt), np.asarray(x2, dtype=dt)
 
 
@@ -1041,6 +1045,13 @@ def _threshold_parts(x, threshold):
     return {"ints": [int(v) for v in t.tolist()]}
 
 
+def _empty(shape, dtype, name):
+    """``np.empty(shape, dtype)``, or ``MemoryError`` where this process could not hold it (numpy's
+    allocator overcommits, and in a container the out-of-memory killer would end the process)."""
+    _native.check_allocation(math.prod(shape) * np.dtype(dtype).itemsize, name)
+    return np.empty(shape, dtype=dtype)
+
+
 def binarize(x, /, threshold=0, *, bitorder="big", out=None, device="auto"):
     (x,), wrap = _inputs([x], ["x"])
     if x.dtype.kind not in "biuf":
@@ -1052,6 +1063,8 @@ def binarize(x, /, threshold=0, *, bitorder="big", out=None, device="auto"):
         raise TypeError(f"device: expected \"cpu\", \"gpu\" or \"auto\", got {type(device).__name__}")
     parts = _threshold_parts(x, threshold)
     shape = x.shape[:-1] + ((x.shape[-1] + 7) // 8,)
+    if not x.flags.c_contiguous:
+        _native.check_allocation(x.size * x.itemsize, "x")
     x = np.ascontiguousarray(x)
     target = _out(out)
     if target is not None:
@@ -1060,7 +1073,7 @@ def binarize(x, /, threshold=0, *, bitorder="big", out=None, device="auto"):
         if target.shape != shape:
             raise ValueError(f"out: expected shape {shape}, got {target.shape}")
     direct = target is not None and target.flags.c_contiguous and target.flags.writeable
-    codes = target if direct else np.empty(shape, dtype=np.uint8)
+    codes = target if direct else _empty(shape, np.uint8, "codes")
     _native.binarize(x, codes, bitorder, device, **parts)
     if target is not None:
         if not direct:

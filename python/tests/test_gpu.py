@@ -60,3 +60,28 @@ def test_gpu_errors_are_the_library_s(gpu):
         tb.bitwise_xor(np.zeros(3, np.uint8), np.zeros(4, np.uint8), device=gpu)
     with pytest.raises(TypeError):
         tb.left_shift(np.zeros(3, np.float32), np.zeros(3, np.float32), device=gpu)
+
+
+def test_a_broadcast_input_is_not_materialized_on_the_gpu(gpu):
+    """One byte broadcast to 512 MiB: the host holds the result, the staging part and (where the
+    GPU is the CPU, as lavapipe) the device's result buffer, not a copy of the input or a second
+    copy of the result. Measured in a fresh process, whose peak is its own."""
+    import subprocess
+    import sys
+
+    child = (
+        "import resource, numpy as np, tensorbits as tb\n"
+        "x = np.broadcast_to(np.uint8(1), (512 << 20,))\n"
+        "tb.bitwise_not(x[:64], device='gpu')\n"  # the device made first: its own memory apart
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "y = tb.bitwise_not(x, device='gpu')\n"
+        "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "assert y.shape == x.shape and y[0] == 254 and y[-1] == 254\n"
+        "print((after - before) >> 10)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    grown = int(r.stdout.split()[-1])
+    # The result (512 MiB), the device's copy of it on a CPU device (512 MiB) and the staging
+    # part (64 MiB); reading back through a full-size staging buffer and a vector took 1.6 GiB.
+    assert grown <= 1250, f"the peak grew by {grown} MiB for a 512 MiB result"

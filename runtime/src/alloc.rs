@@ -21,9 +21,7 @@ pub(crate) fn zeroed_vec<T: Element>(n: usize, tensor: &str) -> Result<Vec<T>> {
     if layout.size() == 0 {
         return Ok(Vec::new());
     }
-    if layout.size() > BEYOND_CHECK && backable_bytes().is_some_and(|m| layout.size() as u64 > m) {
-        return Err(failed());
-    }
+    check_allocation(layout.size(), tensor)?;
     // SAFETY: `layout` has a non-zero size, as `alloc_zeroed` requires.
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
     if ptr.is_null() {
@@ -36,8 +34,53 @@ pub(crate) fn zeroed_vec<T: Element>(n: usize, tensor: &str) -> Result<Vec<T>> {
     Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
-/// Sizes above which [`zeroed_vec`] first compares the request with [`backable_bytes`].
-const BEYOND_CHECK: usize = 1 << 30;
+/// Refuses a request of `bytes` for `tensor` that this process could not be given: where the
+/// bytes it holds (its resident set) and the request together pass the memory and swap it may
+/// ever use: the machine's memory and swap, or less where its control group caps them. The allocator, where the system overcommits, would grant it,
+/// and the first writes past that bound end the process (in a container, the out-of-memory killer
+/// at the container's limit) instead of returning [`Error::AllocationFailed`]. Every allocation of
+/// an output or a copy, the library's own and those a front end makes with numpy or for a file,
+/// is checked here first. Requests below 16 MiB are not compared.
+///
+/// # Errors
+///
+/// [`Error::AllocationFailed`] naming `tensor` and `bytes`.
+pub fn check_allocation(bytes: usize, tensor: &str) -> Result<()> {
+    let refused = bytes >= CHECK_FROM
+        && backable_bytes().is_some_and(|m| (bytes as u64).saturating_add(resident_bytes()) > m);
+    if refused {
+        return Err(Error::AllocationFailed {
+            tensor: tensor.to_owned(),
+            bytes,
+        });
+    }
+    Ok(())
+}
+
+/// [`check_allocation`] of two arrays a call allocates together (knn's distances and indices):
+/// pages not yet written are not resident, so the second array's check would not count the first.
+pub(crate) fn check_pair(a: usize, b: usize, what: &str) -> Result<()> {
+    check_allocation(a.saturating_add(b), what)
+}
+
+/// Sizes from which [`check_allocation`] compares the request with [`backable_bytes`]: small
+/// enough that a container of a few hundred MiB is not ended by one request, large enough that
+/// reading `/proc/self/status` is a small part of writing the request's pages.
+const CHECK_FROM: usize = 16 << 20;
+
+/// The bytes of this process's memory that are resident (`VmRSS` of Linux's
+/// `/proc/self/status`), or 0 where that cannot be read.
+fn resident_bytes() -> u64 {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return 0;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib.saturating_mul(1024))
+}
 
 /// The most memory this process could ever be given, in bytes: the machine's memory and swap
 /// (`MemTotal` and `SwapTotal` of Linux's `/proc/meminfo`), or less where the process's control
@@ -47,10 +90,10 @@ const BEYOND_CHECK: usize = 1 << 30;
 /// writes past the limit end the process: a packed copy of a stride-0 view of 2 TiB ran on until
 /// killed on a 128 GiB machine, where a machine that refuses the allocation returns
 /// [`Error::AllocationFailed`]; in a container limited to a few GiB the out-of-memory killer ends
-/// the process at that limit, whatever the host has. Requests past this size are refused whatever
-/// the overcommit policy, also where they would only be touched in part (a large [`zeroed_vec`] a
-/// caller fills sparsely). Memory in use is not subtracted: this refuses what the process could
-/// never have, not what it cannot have now.
+/// the process at that limit, whatever the host has. [`check_allocation`] adds the memory the
+/// process holds to each request and refuses what passes this bound, whatever the overcommit
+/// policy, also where the request would only be touched in part (a large [`zeroed_vec`] a caller
+/// fills sparsely). Other processes' memory is not counted.
 fn backable_bytes() -> Option<u64> {
     static BYTES: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *BYTES.get_or_init(|| {
@@ -297,7 +340,8 @@ mod tests {
     }
 
     /// A request larger than the memory and swap this process could have is refused before the
-    /// allocator is asked (which, overcommitting, could grant it); one below the check's size is not compared.
+    /// allocator is asked (which, overcommitting, could grant it), and so is one that passes it
+    /// with the memory the process holds; one below the check's size is not compared.
     #[test]
     fn more_than_the_machine_holds_is_refused_first() {
         let read = super::backable_bytes();
@@ -323,5 +367,11 @@ mod tests {
             super::zeroed_vec::<u8>(1 << 20, "t").unwrap().len(),
             1 << 20
         );
+        // The process holds some memory, so a request of the whole bound is past it.
+        assert!(super::resident_bytes() > 0);
+        let whole = usize::try_from(m).unwrap_or(usize::MAX);
+        assert!(super::check_allocation(whole, "t").is_err());
+        assert!(super::check_allocation(super::CHECK_FROM - 1, "t").is_ok());
+        assert!(super::check_allocation(super::CHECK_FROM, "t").is_ok());
     }
 }

@@ -17,6 +17,7 @@
 //!   splitting of launches over the device's limits.
 
 mod alloc;
+pub use alloc::check_allocation;
 mod api;
 pub mod cpu;
 mod dims;

@@ -425,6 +425,11 @@ pub fn knn(
         return knn_into(op, &plan, &bufs, k, out);
     }
     // Strided outputs: packed rows first, then each through the strides.
+    crate::alloc::check_pair(
+        plan.count * oes,
+        plan.count * 8,
+        "the distances and indices",
+    )?;
     let mut dist = crate::alloc::zeroed_vec::<u8>(plan.count * oes, "distances")?;
     let mut idx = crate::alloc::zeroed_vec::<u8>(plan.count * 8, "indices")?;
     let out = cpu::pair::KnnOut {

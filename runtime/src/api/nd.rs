@@ -213,6 +213,11 @@ fn knn_new<T: Element, D: Element>(
     let ins: Vec<Input<'_>> = parts.iter().map(|(d, b)| Input::Bytes(d, b)).collect();
     let dd = TensorDesc::new(D::DATA_TYPE, &shape)?;
     let id = TensorDesc::new(DataType::I64, &shape)?;
+    crate::alloc::check_pair(
+        plan.element_count().saturating_mul(size_of::<D>()),
+        plan.element_count().saturating_mul(8),
+        "the distances and indices",
+    )?;
     let mut dist: Vec<D> = crate::alloc::zeroed_vec(plan.element_count(), "distances")?;
     let mut idx: Vec<i64> = crate::alloc::zeroed_vec(plan.element_count(), "indices")?;
     D::with_bytes_mut(&mut dist, |db| {

@@ -231,6 +231,11 @@ pub fn rescore<'a, Q: Element + Into<f64>>(
         owned_q = q.to_tensor();
         owned_q.data()
     };
+    crate::alloc::check_pair(
+        (m * k).saturating_mul(4),
+        (m * k).saturating_mul(8),
+        "the scores and indices",
+    )?;
     let mut scores = crate::alloc::zeroed_vec::<f32>(m * k, "the scores")?;
     let mut idx = crate::alloc::zeroed_vec::<i64>(m * k, "the indices")?;
     let one = |i: usize, s: &mut [f32], x: &mut [i64], buf: &mut (Vec<f64>, Vec<Option<f64>>)| {

@@ -453,6 +453,11 @@ pub fn knn_new<T: Element, D: Element>(
             what: "has no pair kernel",
         });
     };
+    crate::alloc::check_pair(
+        plan.count.saturating_mul(size_of::<D>()),
+        plan.count.saturating_mul(8),
+        "the distances and indices",
+    )?;
     let mut dist = crate::alloc::zeroed_vec::<D>(plan.count, "distances")?;
     let mut idx = crate::alloc::zeroed_vec::<i64>(plan.count, "indices")?;
     D::with_bytes_mut(&mut dist, |db| {

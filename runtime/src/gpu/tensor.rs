@@ -8,6 +8,11 @@ use crate::validate::{self, desc::TensorDesc};
 use crate::{Dims, Tensor, TensorView};
 use std::marker::PhantomData;
 
+/// The most bytes a read-back maps at once: large enough that a part's round trip to the GPU is a
+/// small share of its copy, small enough that reading a large result needs little host memory
+/// beyond the result itself.
+const READBACK_CHUNK: u64 = 64 << 20;
+
 /// A packed tensor in a wgpu buffer of `STORAGE | COPY_SRC | COPY_DST` usage.
 #[derive(Debug)]
 pub struct GpuTensor<T> {
@@ -73,61 +78,89 @@ impl GpuExecutor {
     /// Copies a device tensor back to the host, waiting for the GPU.
     pub fn download<T: Element>(&self, t: &GpuTensor<T>) -> Result<Tensor<T>> {
         let n = t.shape.product().unwrap_or(0);
-        let bytes = self.read_bytes(&t.buffer, 0, t.buffer.size())?;
         let mut out = crate::alloc::zeroed_vec::<T>(n, "OutputTensor")?;
-        T::with_bytes_mut(&mut out, |b| b.copy_from_slice(&bytes[..b.len()]));
+        T::with_bytes_mut(&mut out, |b| self.read_into(&t.buffer, 0, b))?;
         Tensor::from_vec(out, &t.shape)
     }
 
     /// Reads `size` bytes (a multiple of 4) at `offset` of a `COPY_SRC` buffer, waiting for the GPU.
     pub fn read_bytes(&self, buffer: &wgpu::Buffer, offset: u64, size: u64) -> Result<Vec<u8>> {
+        let mut data = crate::alloc::zeroed_bytes(
+            usize::try_from(size).unwrap_or(usize::MAX),
+            "the read-back buffer",
+        )?;
+        self.read_into(buffer, offset, &mut data)?;
+        Ok(data)
+    }
+
+    /// Reads `out.len()` bytes at `offset` (a multiple of 4) of a `COPY_SRC` buffer into `out`,
+    /// waiting for the GPU. The bytes pass through a mappable staging buffer of at most 64 MiB,
+    /// reused for each part, so a read needs no host memory beyond `out`
+    /// and that chunk. The buffer must hold `out.len()` rounded up to 4 bytes past `offset`.
+    pub fn read_into(&self, buffer: &wgpu::Buffer, offset: u64, out: &mut [u8]) -> Result<()> {
         let gpu = |e: &dyn std::fmt::Display| Error::Gpu {
             message: e.to_string(),
         };
+        if out.is_empty() {
+            return Ok(());
+        }
+        let whole = (out.len() as u64).next_multiple_of(4);
+        let chunk = whole.min(READBACK_CHUNK);
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tensorbits readback"),
-            size,
+            size: chunk,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
-        });
-        let mut enc = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("tensorbits readback"),
-            });
-        enc.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
-        self.queue.submit([enc.finish()]);
-        let (tx, rx) = std::sync::mpsc::channel();
-        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
         });
         if let Some(e) = pollster::block_on(oom.pop()) {
             return Err(Error::AllocationFailed {
                 tensor: format!("the read-back buffer (on the GPU: {e})"),
-                bytes: size as usize,
+                bytes: chunk as usize,
             });
         }
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(gpu(&e));
         }
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| gpu(&e))?;
-        match rx.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(gpu(&e)),
-            Err(e) => return Err(gpu(&e)),
+        for (part, dst) in out.chunks_mut(chunk as usize).enumerate() {
+            let size = (dst.len() as u64).next_multiple_of(4);
+            let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+            let mut enc = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("tensorbits readback"),
+                });
+            let from = offset + part as u64 * chunk;
+            enc.copy_buffer_to_buffer(buffer, from, &staging, 0, size);
+            self.queue.submit([enc.finish()]);
+            let (tx, rx) = std::sync::mpsc::channel();
+            staging
+                .slice(..size)
+                .map_async(wgpu::MapMode::Read, move |r| {
+                    let _ = tx.send(r);
+                });
+            if let Some(e) = pollster::block_on(scope.pop()) {
+                return Err(gpu(&e));
+            }
+            self.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| gpu(&e))?;
+            match rx.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(gpu(&e)),
+                Err(e) => return Err(gpu(&e)),
+            }
+            {
+                let mapped = staging
+                    .slice(..size)
+                    .get_mapped_range()
+                    .map_err(|e| gpu(&e))?;
+                dst.copy_from_slice(&mapped[..dst.len()]);
+            }
+            staging.unmap();
         }
-        let mut data = crate::alloc::zeroed_bytes(size as usize, "the read-back buffer")?;
-        {
-            let mapped = staging.slice(..).get_mapped_range().map_err(|e| gpu(&e))?;
-            data.copy_from_slice(&mapped);
-        }
-        staging.unmap();
-        self.take_uncaptured()?;
-        Ok(data)
+        self.take_uncaptured()
     }
 
     /// Runs `op` on device tensors into a new device tensor; what generated `run_gpu` methods call.
