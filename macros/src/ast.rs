@@ -28,6 +28,9 @@ pub const KEYS: &[&str] = &[
 #[derive(Default)]
 pub struct Spec {
     pub written: Vec<String>,
+    /// Keys an unknown key was taken for (`ouptut` for `output`): its error names the key, so the
+    /// key is not reported missing as well.
+    pub guessed: Vec<String>,
     pub name: Option<LitStr>,
     pub inputs: Option<Listed>,
     pub compute: Option<Expr>,
@@ -109,7 +112,7 @@ pub fn parse(args: TokenStream, cx: &mut Ctxt) -> Spec {
                 }
             }
             _ if !KEYS.contains(&key_name.as_str()) => {
-                cx.error(&key, unknown_key(&key_name));
+                report_unknown(&key, &mut spec, cx);
                 continue;
             }
             _ if key_name == "support" => {
@@ -148,18 +151,66 @@ pub fn parse(args: TokenStream, cx: &mut Ctxt) -> Spec {
             "axes" => once!(axes, axes(value, cx)),
             "pairwise" => spec.pairwise = Some(key.clone()),
             "nearest" => once!(nearest, value_of::<Ident>(&key_name, value, cx)),
-            _ => cx.error(&key, unknown_key(&key_name)),
+            _ => report_unknown(&key, &mut spec, cx),
         }
     }
     spec
 }
 
-fn unknown_key(k: &str) -> String {
+/// Reports an unknown key, and takes it for the key it likely meant, which is then not reported
+/// missing too.
+fn report_unknown(key: &Ident, spec: &mut Spec, cx: &mut Ctxt) {
+    let (message, guess) = unknown_key(&key.to_string());
+    cx.error(key, message);
+    spec.guessed.extend(guess.map(str::to_owned));
+}
+
+/// The message for an unknown key, and the key it was likely meant to be: one spelled the same
+/// but for case and underscores, or within a typo or two of it.
+fn unknown_key(k: &str) -> (String, Option<&'static str>) {
     let squash = |s: &str| s.replace('_', "").to_ascii_lowercase();
-    match KEYS.iter().find(|key| squash(key) == squash(k)) {
-        Some(key) => format!("unknown key `{k}`; did you mean `{key}`?"),
-        None => format!("unknown key `{k}`; expected one of: {}", KEYS.join(", ")),
+    let near = KEYS
+        .iter()
+        .map(|key| (typos(&squash(key), &squash(k)), *key))
+        .min()
+        .filter(|&(d, key)| d <= (key.len() / 3).max(1));
+    match near {
+        Some((_, key)) => (
+            format!("unknown key `{k}`; did you mean `{key}`?"),
+            Some(key),
+        ),
+        None => (
+            format!("unknown key `{k}`; expected one of: {}", KEYS.join(", ")),
+            None,
+        ),
     }
+}
+
+/// The edits that turn `a` into `b`: characters inserted, deleted, replaced, or two neighbours
+/// swapped (the optimal string alignment distance).
+fn typos(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // Rows i-2, i-1 and i of the table of distances between prefixes.
+    let mut rows = [
+        vec![0; b.len() + 1],
+        vec![0; b.len() + 1],
+        (0..=b.len()).collect(),
+    ];
+    for i in 1..=a.len() {
+        rows.rotate_left(1);
+        rows[2][0] = i;
+        for j in 1..=b.len() {
+            let same = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (rows[1][j] + 1)
+                .min(rows[2][j - 1] + 1)
+                .min(rows[1][j - 1] + same);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(rows[0][j - 2] + 1);
+            }
+            rows[2][j] = d;
+        }
+    }
+    rows[2][b.len()]
 }
 
 fn ok<T>(r: syn::Result<T>, cx: &mut Ctxt) -> Option<T> {
@@ -307,4 +358,35 @@ fn support(value: TokenStream, cx: &mut Ctxt) -> Option<Vec<LevelEntry>> {
         }
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{typos, unknown_key};
+
+    #[test]
+    fn typos_count_edits_and_swaps() {
+        assert_eq!(typos("output", "output"), 0);
+        assert_eq!(typos("output", "ouptut"), 1); // two neighbours swapped
+        assert_eq!(typos("compute", "compte"), 1);
+        assert_eq!(typos("reduce", "reduced"), 1);
+        assert_eq!(typos("axes", "axis"), 1);
+        assert_eq!(typos("", "abc"), 3);
+        assert_eq!(typos("support", "output"), 4);
+    }
+
+    #[test]
+    fn unknown_keys_suggest_the_nearest_key() {
+        assert_eq!(unknown_key("ouptut").1, Some("output"));
+        assert_eq!(unknown_key("inplace").1, Some("in_place"));
+        assert_eq!(unknown_key("Compute").1, Some("compute"));
+        assert_eq!(unknown_key("suport").1, Some("support"));
+        assert_eq!(unknown_key("nearset").1, Some("nearest"));
+        assert_eq!(unknown_key("colour").1, None);
+        assert!(
+            unknown_key("colour")
+                .0
+                .contains("expected one of: name, inputs")
+        );
+    }
 }

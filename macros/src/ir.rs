@@ -53,6 +53,10 @@ const AFFINE: &str = "`compute` may be an affine function of one bit count: `C0 
 `C0 - C1 * x.count_ones()` (either order of terms, `C1 *` optional), with integer literals or `BITS` for C0 \
 and an integer literal for C1";
 
+/// What arithmetic `compute` takes, for messages about other operators.
+const ARITHMETIC: &str = "`+`, `-` and `*` only make an affine function of one bit count, such as \
+`BITS - 2 * (a ^ b).count_ones()` or `C0 + C1 * x.count_ones()`";
+
 /// An affine `compute` as written: the affine function and the span of its arithmetic.
 pub type AffineAt = (Affine, Span);
 
@@ -104,7 +108,8 @@ pub fn lower(
         (Term::Const(c), Term::Count(m, x)) => (c, (m, x), true),
         (Term::Count(m, x), Term::Const(c)) => (c, (m, x), false),
         (Term::Count(..), Term::Count(..)) => {
-            cx.error_at(at, format!("`compute` adds two bit counts; {AFFINE}"));
+            let verb = if sign > 0 { "adds" } else { "subtracts" };
+            cx.error_at(at, format!("`compute` {verb} two bit counts; {AFFINE}"));
             return None;
         }
         _ => {
@@ -325,26 +330,22 @@ fn lower_inner(
                 SynBin::BitXor(_) => Some(BinOp::Xor),
                 SynBin::Shl(_) => Some(BinOp::Shl),
                 SynBin::Shr(_) => Some(BinOp::Shr),
-                other @ (SynBin::Add(_) | SynBin::Sub(_) | SynBin::Mul(_)) => {
-                    let sym = quote!(#other).to_string();
-                    cx.error(
-                        other,
-                        format!("unsupported operator `{sym}` in `compute`; {SUPPORTED}; `+`, `-` and `*` only make an affine function of one bit count, such as `BITS - 2 * (a ^ b).count_ones()`"),
-                    );
-                    None
-                }
                 other => {
                     let sym = quote!(#other).to_string();
                     cx.error(
                         other,
-                        format!("unsupported operator `{sym}` in `compute`; {SUPPORTED}"),
+                        format!(
+                            "unsupported operator `{sym}` in `compute`; {SUPPORTED}; {ARITHMETIC}"
+                        ),
                     );
                     None
                 }
             };
-            // Lower both sides even after an error, so every problem is reported.
-            let l = lower_inner(&b.left, inputs, used, cx, false);
-            let r = lower_inner(&b.right, inputs, used, cx, false);
+            // Lower both sides even after an error, so every problem is reported; under an
+            // unsupported operator a bit count is part of the same mistake, not a second one.
+            let root = op.is_none();
+            let l = lower_inner(&b.left, inputs, used, cx, root);
+            let r = lower_inner(&b.right, inputs, used, cx, root);
             Some(Expr::Bin(op?, Box::new(l?), Box::new(r?)))
         }
         SynExpr::MethodCall(m) => {

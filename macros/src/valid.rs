@@ -58,7 +58,7 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
     let site = Span::call_site();
     // Required keys: without them nothing can be generated. A key written with a value that did not
     // parse has its own error already.
-    let missing = |key: &str| !spec.written.iter().any(|k| k == key);
+    let missing = |key: &str| !spec.written.iter().chain(&spec.guessed).any(|k| k == key);
     if missing("inputs") {
         cx.error_at(site, "missing key `inputs`, such as `inputs = [a, b]`");
     }
