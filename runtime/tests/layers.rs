@@ -11,13 +11,15 @@ const ORDER: &[&str] = &[
     "dims", "level", "error", "element", "alloc", "pool", "op", "validate", "cpu", "api", "gpu",
 ];
 
-/// Inside `cpu/`, the same rule between its files: the accumulators, instruction-set detection,
+/// Inside `cpu/`, the same rule between its files: the tuned sizes and thresholds, the strategy
+/// that picks a driver's blocking and thread split from them, the accumulators, instruction-set
+/// detection,
 /// streaming stores, the element loops, the pair tiles, their vector blocks, the dispatch to
 /// instruction sets, the walk, knn's selection, the reduction and pair
 /// drivers. `mod.rs` (the entry points and the kernels generated code calls) sits above them all.
 const CPU_ORDER: &[&str] = &[
-    "accum", "isa", "stream", "kernel", "tiles", "wide", "simd", "walk", "select", "reduce",
-    "pair", "binarize",
+    "tuning", "strategy", "accum", "isa", "stream", "kernel", "tiles", "wide", "simd", "walk",
+    "select", "reduce", "pair", "binarize",
 ];
 
 fn rank(module: &str) -> Option<usize> {

@@ -5,7 +5,8 @@
 //! The comparison is each type's own `>` (IEEE for floats: a NaN is never above anything, and
 //! `-0` is not above `+0`); `f16` compares the same order-preserving keys as the GPU kernel.
 
-use super::{PARALLEL_BYTES, simd};
+use super::simd;
+use super::tuning::PARALLEL_BYTES;
 use crate::DataType;
 
 /// An element `binarize` compares.

@@ -19,8 +19,8 @@ pub(crate) enum Isa {
 
 /// The instruction-set levels a process can run its CPU kernels at, from the least to the most:
 /// the x86_64 baseline, AVX2 (with POPCNT), AVX2 with AVX-512 F and BW for the byte-count streams
-/// (Skylake and Cascade Lake Xeons, no VPOPCNTDQ), and the whole [`Isa::Avx512`] level. Their
-/// names are the values [`CPU_ENV`] takes and [`instruction_set`] reports.
+/// (no VPOPCNTDQ), and the whole [`Isa::Avx512`] level. Their names are the values [`CPU_ENV`]
+/// takes and [`instruction_set`] reports.
 #[cfg(target_arch = "x86_64")]
 const LEVELS: [&str; 4] = ["baseline", "avx2", "avx512bw", "avx512"];
 
@@ -133,8 +133,8 @@ pub(crate) fn isa() -> Isa {
 }
 
 /// Whether the kernels run at the `avx512bw` level: AVX-512 F and BW (with AVX2 and POPCNT) but
-/// not the whole [`Isa::Avx512`] level (no VPOPCNTDQ: Skylake and Cascade Lake Xeons), where the
-/// AVX-512 streams run with each lane counted by nibble lookup (`wide::stream_bw`).
+/// not the whole [`Isa::Avx512`] level (no VPOPCNTDQ), where the AVX-512 streams run with each
+/// lane counted by nibble lookup (`wide::stream_bw`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn avx512bw() -> bool {

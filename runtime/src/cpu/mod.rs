@@ -4,8 +4,8 @@
 //! features and writes the versions, `simd.rs` declares them, `wide.rs` holds the vector
 //! blocks); streaming stores (`stream.rs`); and the walk over any layout (`walk.rs`), which cuts
 //! a validated plan into contiguous runs for an op's kernel and spreads large calls over the
-//! crate's thread pool (`pool.rs`). The `unsafe` code lives in `simd.rs`, `wide.rs` and
-//! `stream.rs`.
+//! crate's thread pool (`pool.rs`). Every tuned size and threshold is in `tuning.rs`, with the
+//! benchmark that measures it. The `unsafe` code lives in `simd.rs`, `wide.rs` and `stream.rs`.
 //!
 //! The public items are the executor's tuning constants, the instruction set its kernels run at
 //! ([`instruction_set`]) and the variable that caps it ([`CPU_ENV`]).
@@ -18,8 +18,10 @@ pub(crate) mod pair;
 pub(crate) mod reduce;
 mod select;
 pub(crate) mod simd;
+mod strategy;
 pub(crate) mod stream;
 mod tiles;
+pub(crate) mod tuning;
 pub(crate) mod walk;
 #[cfg(target_arch = "x86_64")]
 mod wide;
@@ -30,19 +32,11 @@ use bytemuck::Pod;
 pub use isa::{CPU_ENV, instruction_set};
 #[doc(hidden)]
 pub use pair::{pair, pair_and, pair_or, pair_xnor, pair_xor};
-
-/// Output size from which a call is spread over the thread pool.
-pub const PARALLEL_BYTES: usize = 1 << 20;
-
-/// Output size from which contiguous outputs are written with streaming stores: past the caches, a
-/// normal store first reads the line it overwrites.
-pub const STREAM_BYTES: usize = 8 << 20;
+pub use tuning::{PARALLEL_BYTES, STREAM_BYTES};
 
 /// Output size from which the pairwise kernels store around the caches: [`STREAM_BYTES`], or a
 /// quarter of the last-level cache where that is larger. Below, the output can stay in a large
-/// cache, which normal stores then hit: with a cache of 480 MB shared by other machines, a
-/// 40 MB output took 1.2-1.4 ms stored as usual and 1.6-3.2 ms around it, while 120 MB took 8.2-8.6
-/// ms as usual and 5.7-5.9 ms around it (100 and 300 queries against 100,000 codes of 8 bytes).
+/// cache, which normal stores then hit (`python3 benches/grid.py --queries 100,1000 --db 100000`).
 pub(crate) fn pair_stream_bytes() -> usize {
     #[cfg(target_arch = "x86_64")]
     {

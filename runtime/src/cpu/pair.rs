@@ -18,8 +18,14 @@
 
 use super::kernel::Dist;
 use super::select::Selections;
+use super::simd;
+use super::strategy::{
+    KnnPlan, KnnSplit, KnnWork, PairSplit, PairWork, knn_plan, pair_parallel_bytes, pair_plan,
+};
 use super::tiles::{PACK_ROWS, code_word, last_word_bytes};
-use super::{PARALLEL_BYTES, simd};
+use super::tuning::{
+    CALL_ROWS, KNN_PARALLEL_BYTES, MB, NB, TILE_BYTES, WHOLE_PACK_BYTES, WHOLE_PACK_PARALLEL_BYTES,
+};
 use crate::MAX_RANK;
 use crate::element::{Lanes, WideExpr, Word, write_elem};
 use crate::error::Result;
@@ -31,51 +37,6 @@ pub type PairRef<'k> = (
     &'k (dyn Fn(&PairTask<'_>, &mut PairOut<'_, '_>) + Sync),
     bool,
 );
-
-/// Bytes of codes read (rows of `a` times rows of `b` times the code size) from which all-pairs
-/// work is spread over the pool's team of spinning helpers ([`crate::pool::tasks`]), which costs
-/// about a microsecond: 100 queries against 1,000 codes of 8 bytes (800 KB) took 7.0 us on one
-/// thread and 4.8 us on two, one query against 100,000 such codes 13.4 us and 7.5 us. Through
-/// rayon's sleeping threads the same split cost more than it gave below 4 MiB.
-const PAIR_PARALLEL_BYTES: usize = PARALLEL_BYTES / 2;
-
-/// Bytes of codes from which all-pairs work that packs `b` for the AVX2 tile ([`simd::tile_by_lookup`])
-/// is spread over the team: the tile counts by nibble lookup at about half a nanosecond a distance
-/// for codes of 16 bytes, so that less work pays for the split (ten queries against 1,000 codes of
-/// 12 to 32 bytes on Sapphire Rapids at the `avx2` level: 5.7-9.3 us on one thread, 4.2-6.7 us on
-/// two, each packing its own tiles).
-const LOOKUP_PAIR_PARALLEL_BYTES: usize = 64 << 10;
-
-/// Bytes of codes from which knn splits rows of `a` over the pool's team: selection costs more
-/// than counting, so less work pays for the split than all-pairs work needs (100 queries against
-/// 1,000 codes of 4 bytes, k = 10: 103 us on one thread, 62-70 us on two).
-const KNN_PARALLEL_BYTES: usize = 64 << 10;
-
-/// Bytes of codes from which knn splits `b` among a few rows of `a`: each split costs a merge of
-/// every row's lists (ten queries against 1,000 codes of 256 bytes, k = 100, took 170 us split
-/// over two threads and 67 us on one).
-const KNN_SPLIT_BYTES: usize = 4 * PARALLEL_BYTES;
-
-/// The selections' bytes up to which knn splits `b` for many rows where the AVX2 tile counts:
-/// each task keeps the lists of every row.
-const SPLIT_SELECTION_BYTES: usize = 512 << 10;
-
-/// Bytes of output up to which all-pairs work splits its rows of `a` one share a thread.
-const SHARE_OUTPUT_BYTES: usize = 2 << 20;
-
-/// Rows of `b` per tile: a tile of [`MB`] rows of `a` keeps `MB x NB` accumulators in L1.
-const NB: usize = 256;
-
-/// Rows of `a` per kernel call into a tile: knn's, of `u16`s or `u64`s, or a strided output's
-/// `u64`s.
-const MB: usize = 8;
-
-/// Rows of `a` per kernel call into packed output rows.
-const CALL_ROWS: usize = 64;
-
-/// Bytes of `b`'s rows per tile of all-pairs work: they stay in L1 while rows of `a` pass over
-/// them.
-const TILE_BYTES: usize = 32 << 10;
 
 /// The tile computation generated kernels call: `elem` is the op's element function at the element
 /// type's word, giving the count or bits to combine; `E` its expression under the count at whole
@@ -226,10 +187,8 @@ fn pack_into(
     buf: &mut [u64],
 ) {
     // Codes in consecutive rows: each block is a transpose of eight rows' words, read as words
-    // (the general loop below tests each word for the end of its code, and took as long as
-    // counting ten rows of `a` against the tile), with the word count a constant for codes of
-    // up to eight words so that the loops unroll (codes of 24 bytes, with the count known only at
-    // run time, took a third of a call of 100 queries against 1,000 codes in packing).
+    // (the general loop below tests each word for the end of its code), with the word count a
+    // constant for codes of up to eight words so that the loops unroll.
     if b.stride == row_bytes && row_bytes >= 8 {
         let rows = &b.bytes[j0 * row_bytes..(j0 + nj) * row_bytes];
         match ww {
@@ -262,19 +221,12 @@ fn pack_into(
     }
 }
 
-/// Bytes of `b` packed whole by [`pack_whole`] at most: about a core's L2, where both threads
-/// read the copy from the cache; past it the tasks pack their tiles as they go.
-const WHOLE_PACK_BYTES: usize = 1 << 20;
-
-/// Bytes of `b` packed whole from which the team packs it, a tile a task.
-const WHOLE_PACK_PARALLEL_BYTES: usize = 256 << 10;
-
 /// All of `b`'s rows packed once (by the pool's threads, a tile each, where it is large) for a
 /// run whose tasks of rows would each pack every tile of `b` again (100 queries against 1,000
 /// codes of 128 bytes, in seven tasks, spent a quarter of the call packing). `None` where `b` is
 /// not packed in tiles or is past [`WHOLE_PACK_BYTES`], or where the memory cannot be had: the
 /// tasks then pack their own tiles.
-fn pack_whole(bt: &Batch<'_>, s: &Shape) -> Option<Vec<u64>> {
+fn pack_whole_b(bt: &Batch<'_>, s: &Shape) -> Option<Vec<u64>> {
     if !bt.pack || s.ww == 0 || !fits_whole(s) {
         return None;
     }
@@ -371,7 +323,7 @@ struct Batch<'a> {
 }
 
 impl Batch<'_> {
-    /// This batch with all of `b` read from `packed`, made by [`pack_whole`].
+    /// This batch with all of `b` read from `packed`, made by [`pack_whole_b`].
     fn with_packed<'p>(&'p self, packed: &'p [u64]) -> Batch<'p> {
         let rows = |r: &'p Rows<'_>| Rows {
             bytes: std::borrow::Cow::Borrowed(&r.bytes[..]),
@@ -612,25 +564,32 @@ struct Job {
 /// One batch of a pairwise run into `region`, its output from the batch's first element.
 fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
     let (s, oes, (so_m, so_n)) = (&job.s, job.oes, job.so);
-    let enough = match bt.pack && simd::tile_by_lookup() {
-        true => LOOKUP_PAIR_PARALLEL_BYTES,
-        false => PAIR_PARALLEL_BYTES,
+    let lookup = bt.pack && simd::tile_by_lookup();
+    // The pool is asked for its size only when the work could be split: a small call notices
+    // the lock.
+    let pool = match job.work >= pair_parallel_bytes(lookup) {
+        true => crate::pool::num_threads(),
+        false => 1,
     };
-    let parallel = job.work >= enough && crate::pool::num_threads() > 1;
-    // Rows of `b` per tile: about 32 KiB of codes, whole packed blocks.
-    let tile_rows = (TILE_BYTES / (s.k * s.es).max(1))
-        .max(8)
-        .next_multiple_of(8);
-    // One pass of `a`'s rows over `b` (no more than a kernel call's rows, `b` as it lies, the
-    // output's rows packed) reuses no tile: all of `b` in one call, with no per-tile cost.
-    let nb = match !bt.pack && s.m <= MB && so_n == 1 {
-        true => s.n.max(1),
-        false => tile_rows,
-    };
-    // Rows `i0..i1` of `a` against all of `b`: `b` in tiles that stay in L1 while MB rows of
-    // `a` at a time pass over them. Rows of the output that are packed (`so_n == 1`) are
-    // written in place, in the output type; others go through a tile of `u64`s scattered to
-    // their strides. `out` starts at row `origin` of the batch's output.
+    let plan = pair_plan(
+        &PairWork {
+            code_bytes: s.k * s.es,
+            rows_a: s.m,
+            rows_b: s.n,
+            out_bytes: oes,
+            work: job.work,
+            packed_rows: so_n == 1 && so_m == s.n,
+            contiguous_rows: so_n == 1,
+            pack: bt.pack,
+            lookup,
+        },
+        pool,
+    );
+    let (nb, step) = (plan.tile_rows, plan.call_rows);
+    // Rows `i0..i1` of `a` against all of `b`: `b` in tiles that stay in L1 while rows of `a`
+    // pass over them. Rows of the output that are contiguous (`so_n == 1`) are written in place,
+    // in the output type; others go through a tile of `u64`s scattered to their strides. `out`
+    // starts at row `origin` of the batch's output.
     // An output past the caches is written around them where a kernel can.
     let non_temporal = s.m.saturating_mul(s.n).saturating_mul(oes) >= super::pair_stream_bytes();
     let rows_of =
@@ -639,9 +598,6 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
             for j0 in (0..s.n).step_by(nb) {
                 let nj = (s.n - j0).min(nb);
                 let packed = packed_for(bt, s, (j0, nj), &mut pbuf);
-                // Packed output rows take many rows of `a` per call (the kernel blocks them by
-                // eight itself): each call has a fixed cost.
-                let step = if so_n == 1 { CALL_ROWS } else { MB };
                 for r0 in (i0..i1).step_by(step) {
                     let ni = (i1 - r0).min(step);
                     let t = task(job.how, s, bt, (r0, ni), (j0, nj), packed);
@@ -669,88 +625,62 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
                 }
             }
         };
-    // The pool is asked for its size only when the work is large: a small call notices the lock.
-    let threads = if parallel {
-        crate::pool::num_threads()
-    } else {
-        1
-    };
-    // A handful of rows that share evenly among the threads (within an eighth) split by rows:
-    // ranges of `b` write neighbouring columns of every output row, whose shared cache lines
-    // made ten queries against 1,000 codes of 64 bytes take 5.6-15 us on two threads and 4.3 us
-    // by rows.
-    let few_rows = s.m < 8 * threads;
-    let even_rows = s.m >= threads && 8 * (s.m.div_ceil(threads) * threads - s.m) <= s.m;
-    if parallel && so_n == 1 && so_m == s.n && few_rows && !even_rows {
-        // Few rows of `a` (a handful of queries): ranges of `b` in parallel, each task writing
-        // its columns of every output row, a row at a time.
-        let tasks = (2 * threads).min(s.n.div_ceil(NB)).max(1);
-        let cols_per = s.n.div_ceil(tasks).next_multiple_of(NB);
-        let mut parts: Vec<Vec<&mut [u8]>> = Vec::new();
-        parts.resize_with(s.n.div_ceil(cols_per), Vec::new);
-        let len = (s.m * s.n * oes).min(region.len());
-        for row in region[..len].chunks_mut(s.n * oes) {
-            let mut rest = row;
-            for part in parts.iter_mut() {
-                let (head, tail) = rest.split_at_mut((cols_per * oes).min(rest.len()));
-                part.push(head);
-                rest = tail;
-            }
-        }
-        crate::pool::each(parts, |t, mut rows_out| {
-            let (c0, c1) = (t * cols_per, ((t + 1) * cols_per).min(s.n));
-            let mut pbuf = Vec::new();
-            for j0 in (c0..c1).step_by(nb) {
-                let nj = (c1 - j0).min(nb);
-                let packed = packed_for(bt, s, (j0, nj), &mut pbuf);
-                for r0 in (0..s.m).step_by(CALL_ROWS) {
-                    let ni = (s.m - r0).min(CALL_ROWS);
-                    let tk = task(job.how, s, bt, (r0, ni), (j0, nj), packed);
-                    let mut o = PairOut {
-                        bytes: &mut [],
-                        es: oes,
-                        stride: 0,
-                        rows: Some(&mut rows_out[r0..r0 + ni]),
-                        // Columns from j0, in slices that start at c0.
-                        col: j0 - c0,
-                        non_temporal,
-                    };
-                    (pair.0)(&tk, &mut o);
+    match plan.split {
+        PairSplit::Columns { cols: cols_per, .. } => {
+            // Each task writes its columns of every output row, a row at a time.
+            let mut parts: Vec<Vec<&mut [u8]>> = Vec::new();
+            parts.resize_with(s.n.div_ceil(cols_per), Vec::new);
+            let len = (s.m * s.n * oes).min(region.len());
+            for row in region[..len].chunks_mut(s.n * oes) {
+                let mut rest = row;
+                for part in parts.iter_mut() {
+                    let (head, tail) = rest.split_at_mut((cols_per * oes).min(rest.len()));
+                    part.push(head);
+                    rest = tail;
                 }
             }
-        });
-    } else if parallel && so_n == 1 && so_m == s.n {
-        // Packed rows: blocks of output rows are disjoint slices, a few per thread, or one share
-        // each for a handful of rows or an output of up to 2 MiB. Blocks taken as the threads
-        // free up land on either core from one call to the next, and a small output's lines
-        // then move between the cores' caches with them: on Sapphire Rapids, 40 queries against
-        // 3,000 codes of 24 bytes took 47 us on two threads in blocks, 27 us on one, 19 us in
-        // shares (100 against 1,000 codes of 12 bytes at the `avx2` level: 45, 55 and 36 us).
-        // Larger outputs of short codes balance better in blocks (300 queries against 10,000
-        // codes of 16 bytes at `avx2`: 1.11 ms in blocks, 1.22 ms in shares).
-        let out_bytes = s.m * s.n * oes;
-        let rows_per = match few_rows || out_bytes <= SHARE_OUTPUT_BYTES {
-            true => s.m.div_ceil(threads),
-            false => s.m.div_ceil(4 * threads).next_multiple_of(MB),
-        };
-        let bytes = rows_per * s.n * oes;
-        let len = out_bytes.min(region.len());
-        let chunks: Vec<&mut [u8]> = region[..len].chunks_mut(bytes).collect();
-        // Blocks of rows, several a thread, pass over all of `b`: packed once for them all. A
-        // share a thread packs its own tiles, as knn's do (see there): ten queries against 1,000
-        // codes of 16 bytes at the `avx2` level took 8.3 us on two threads with `b` packed whole
-        // by this thread, 4.2 us with each share packing its own.
-        let whole = (chunks.len() > threads)
-            .then(|| pack_whole(bt, s))
-            .flatten();
-        let shared = whole.as_deref().map(|p| bt.with_packed(p));
-        let bt = shared.as_ref().unwrap_or(bt);
-        crate::pool::each(chunks, |t, chunk| {
-            let m0 = t * rows_per;
-            rows_of(bt, (m0, (m0 + rows_per).min(s.m)), chunk, m0, s.n);
-        });
-    } else {
-        rows_of(bt, (0, s.m), region, 0, so_m);
+            crate::pool::each(parts, |t, mut rows_out| {
+                let (c0, c1) = (t * cols_per, ((t + 1) * cols_per).min(s.n));
+                let mut pbuf = Vec::new();
+                for j0 in (c0..c1).step_by(nb) {
+                    let nj = (c1 - j0).min(nb);
+                    let packed = packed_for(bt, s, (j0, nj), &mut pbuf);
+                    for r0 in (0..s.m).step_by(CALL_ROWS) {
+                        let ni = (s.m - r0).min(CALL_ROWS);
+                        let tk = task(job.how, s, bt, (r0, ni), (j0, nj), packed);
+                        let mut o = PairOut {
+                            bytes: &mut [],
+                            es: oes,
+                            stride: 0,
+                            rows: Some(&mut rows_out[r0..r0 + ni]),
+                            // Columns from j0, in slices that start at c0.
+                            col: j0 - c0,
+                            non_temporal,
+                        };
+                        (pair.0)(&tk, &mut o);
+                    }
+                }
+            });
+        }
+        PairSplit::Rows {
+            rows: rows_per,
+            pack_whole: whole,
+        } => {
+            // Blocks of output rows are disjoint slices. Blocks that pass over all of `b`, several
+            // a thread, share one packed copy of it; a share a thread packs its own tiles.
+            let out_bytes = s.m * s.n * oes;
+            let bytes = rows_per * s.n * oes;
+            let len = out_bytes.min(region.len());
+            let chunks: Vec<&mut [u8]> = region[..len].chunks_mut(bytes).collect();
+            let whole = whole.then(|| pack_whole_b(bt, s)).flatten();
+            let shared = whole.as_deref().map(|p| bt.with_packed(p));
+            let bt = shared.as_ref().unwrap_or(bt);
+            crate::pool::each(chunks, |t, chunk| {
+                let m0 = t * rows_per;
+                rows_of(bt, (m0, (m0 + rows_per).min(s.m)), chunk, m0, s.n);
+            });
+        }
+        PairSplit::Alone => rows_of(bt, (0, s.m), region, 0, so_m),
     }
 }
 
@@ -815,58 +745,38 @@ pub(crate) fn knn(
     let s = shape(plan);
     let work = (s.m * s.n).saturating_mul(s.k.max(1)).saturating_mul(s.es);
     // The pool is asked for its size only when the work is large: a small call notices the lock.
-    let threads = if work >= KNN_PARALLEL_BYTES {
-        crate::pool::num_threads()
-    } else {
-        1
+    let pool = match work >= KNN_PARALLEL_BYTES {
+        true => crate::pool::num_threads(),
+        false => 1,
     };
-    // Splitting `b` among a few rows of `a` costs a merge of each row's lists; fewer rows than
-    // threads have nothing else to split, and a lone query splits where all-pairs work does (one
-    // query against 100,000 codes of 32 bytes, k = 10: 0.29 ms on one thread).
-    let split_b = work >= KNN_SPLIT_BYTES || (s.m < threads && work >= PAIR_PARALLEL_BYTES);
     let mut at = 0;
     for bt in batches(plan, &s, inputs, pair.1, MB)? {
         if k == 0 || s.m == 0 {
             continue;
         }
-        // Rows of `a` split: blocks of them when there are many, else one share per thread when
-        // `b` is not worth splitting (ten queries against 1,000 codes of 64 bytes, k = 10: 19.4 us
-        // on one thread). Where the AVX2 tile counts, many rows against a `b` too large to pack
-        // whole split `b` instead, while their selections stay small: each block of rows would
-        // pack all of `b` again, where each range of `b` is packed once for all the rows (100
-        // queries against 100,000 codes on Sapphire Rapids at the `avx512bw` level, k = 10: 7.3
-        // against 9.0 ms for 48 bytes, 3.9 against 4.2 ms for 16; past the bound, at the `avx2`
-        // level, k = 100 over 16-byte codes took 5.5 against 4.9 ms).
-        let lookup_split = split_b
-            && bt.pack
-            && simd::tile_by_lookup()
-            && !fits_whole(&s)
-            && Selections::bytes(s.m, k, s.max_distance()) <= SPLIT_SELECTION_BYTES;
-        let many_rows = s.m >= 2 * threads * MB && !lookup_split;
-        let row_split = many_rows || (!split_b && s.m >= threads);
-        let parallel = threads > 1 && (row_split || split_b);
+        let knn_work = KnnWork {
+            rows_a: s.m,
+            rows_b: s.n,
+            work,
+            lookup: bt.pack && simd::tile_by_lookup(),
+            b_fits_whole: fits_whole(&s),
+            selection_bytes: Selections::bytes(s.m, k, s.max_distance()),
+        };
+        let KnnPlan { threads, split } = knn_plan(&knn_work, pool);
+        let parallel = threads > 1;
         let mut rows_out = out.rows(at, s.m, k);
         at += s.m;
-        if !parallel || row_split {
-            // Each task takes some rows of `a` against all of `b`, into their place: blocks of
-            // rows when there are many (at least eight tasks a thread, taken as the threads free
-            // up, so that they end together: 100 rows in blocks of sixteen had split 64 to 36),
-            // else one share per thread.
-            let rows_per = match (parallel, many_rows) {
-                (false, _) => s.m,
-                (true, true) => MB * (s.m.div_ceil(MB) / (8 * threads)).max(1),
-                (true, false) => s.m.div_ceil(threads),
-            };
-            // Many tasks a thread pass over all of `b`: packed once for them all. One share a
-            // thread packs its own tiles, as a single thread does: the shares' packing costs what
-            // the whole's would, in parallel rather than before the split, and `b` packed here
-            // would reach a helper's core line by line from this core's cache (16 queries against
-            // 1,000 codes of 16 bytes on Sapphire Rapids at the `avx2` level, k = 1: the helper's
-            // eight rows took 15 us against this thread's 5.5 us, the call 17-19 us against 11 us
-            // on one thread; each share packing its own tiles, 8 us).
-            let whole = (parallel && many_rows)
-                .then(|| pack_whole(&bt, &s))
-                .flatten();
+        if let KnnSplit::Rows {
+            rows: rows_per,
+            pack_whole,
+        } = split
+        {
+            // Each task takes some rows of `a` against all of `b`, into their place. Many tasks
+            // a thread pass over all of `b`: packed once for them all. One share a thread packs
+            // its own tiles, as a single thread does: the shares' packing costs what the whole's
+            // would, in parallel rather than before the split, and `b` packed here would reach a
+            // helper's core line by line from this core's cache.
+            let whole = pack_whole.then(|| pack_whole_b(&bt, &s)).flatten();
             let shared = whole.as_deref().map(|p| bt.with_packed(p));
             let bt = shared.as_ref().unwrap_or(&bt);
             let one = |t: usize, mut part: KnnOut<'_>| {
@@ -885,11 +795,9 @@ pub(crate) fn knn(
                     .enumerate()
                     .for_each(|(t, part)| one(t, part));
             }
-        } else {
+        } else if let KnnSplit::Columns { cols: cols_per, .. } = split {
             // Few rows: each task takes all of them against a range of `b` (which it packs once
             // for all of them), and the ranges' lists are merged.
-            let n_tasks = (2 * threads).min(s.n.div_ceil(NB)).max(1);
-            let cols_per = s.n.div_ceil(n_tasks).next_multiple_of(NB);
             let ranges: Vec<(usize, usize)> = (0..s.n)
                 .step_by(cols_per)
                 .map(|j0| (j0, (j0 + cols_per).min(s.n)))
@@ -972,9 +880,8 @@ fn select(
     let mut tile = TILE.take();
     // Where the rows stream, distances of codes up to 8 KiB go through a tile of `u16`s, which the
     // streams write from their registers as they would a `uint16` output, and which the scan
-    // compares sixteen to an instruction: ten queries against 100,000 codes of 8 bytes, k = 10,
-    // 0.44-0.50 ms against 0.55-0.62 ms through `u64`s (the tiles of packed blocks, which narrow
-    // from memory, ran slower into `u16`s: 1,000 queries of 32 bytes, 96-141 ms against 76-89).
+    // compares sixteen to an instruction. The tiles of packed blocks, which would narrow from
+    // memory, keep `u64`s.
     if bt.streamed && max_distance.max(plan.max_count) <= u64::from(u16::MAX) {
         select_in::<u16>(plan, s, bt, (i0, i1), (j0, j1), pair, &mut sel, &mut tile);
     } else {

@@ -11,9 +11,10 @@
 //! over rayon's thread pool, over outputs when there are enough of them, else over the reduced
 //! elements with partial accumulators combined at the end.
 
+use super::FOLD_ROWS;
 use super::accum::{fold_columns, fold_into, identity, intermediate_size};
-use super::walk::{CHUNK_BYTES, Kernel, gather, scratch_bytes};
-use super::{FOLD_ROWS, PARALLEL_BYTES};
+use super::tuning::{CHUNK_BYTES, DIRECT_BYTES, PARALLEL_BYTES};
+use super::walk::{Kernel, gather, scratch_bytes};
 use crate::MAX_INPUTS;
 use crate::element::{write_elem, write_run};
 use crate::op::{InputBuffer, Plan, ReduceOp};
@@ -23,9 +24,6 @@ use crate::op::{InputBuffer, Plan, ReduceOp};
 /// over up to [`FOLD_ROWS`] rows, each input's lanes of each row in turn.
 #[doc(hidden)]
 pub type Fold<'k> = &'k (dyn Fn(&[&[u8]], &mut [u64], usize) + Sync);
-
-/// Bytes of each input per call of the fused kernel when it reads them in place.
-const DIRECT_BYTES: usize = 8 * CHUNK_BYTES;
 
 /// A reduction being run: the plan split into kept and reduced dimensions.
 struct Job<'a> {

@@ -7,10 +7,8 @@
 
 use super::kernel::Dist;
 use super::simd;
+use super::tuning::COUNT_MAX;
 use std::collections::BinaryHeap;
-
-/// The largest distance (bits per code) for which knn counts per distance value.
-const COUNT_MAX: u64 = 1 << 13;
 
 /// The candidates of the rows of one task.
 pub(crate) struct Selections(Kind);
@@ -272,8 +270,7 @@ fn push(
 
 /// A row's best, ascending, ties by the lower index, into `out`: a counting sort, since the
 /// counts give where each distance's candidates start, and those of one distance came in
-/// increasing index order (sorting up to `4k` pairs took a fifth of ten queries against 100,000
-/// codes with `k = 1,000`).
+/// increasing index order (a sort of up to `4k` pairs is a large part of a call with a large `k`).
 fn sorted(
     st: &CountRow,
     counts: &[u32],

@@ -14,19 +14,13 @@ use super::isa::{Isa, isa};
 use super::kernel;
 use super::tiles;
 use super::tiles::Scalar;
+use super::tuning::SMALL_BYTES;
 #[cfg(target_arch = "x86_64")]
 use super::wide;
 use super::{FOLD_AND, FOLD_OR};
 use crate::element::{WideExpr, Word};
 use crate::op::{PairOut, PairTask};
 use bytemuck::Pod;
-
-/// Output size up to which the hot loops run their AVX2 version even where AVX-512 is present: a
-/// call of a few hundred bytes is a handful of 64-byte accesses, most of which straddle two cache
-/// lines on the 16-byte alignment of the allocator's blocks, and cores that split 512-bit
-/// operations in two gain nothing from them (64 `u32` XORed into an existing output: 12.3 ns with
-/// AVX-512, 10.1 ns with AVX2, on an AMD EPYC).
-pub(crate) const SMALL_BYTES: usize = 1024;
 
 /// The executor's hot loop ([`compute`](super::kernel::compute)) in the best version for this CPU
 /// and this size.
@@ -151,8 +145,8 @@ fn scan_below_body<D: kernel::Dist, F: FnMut(usize, u64) -> u64>(
     mut f: F,
 ) {
     // Sixteen compares ORed into one test: once a row's selection is full, few values pass, and
-    // the scan should cost no more than the loads (100 rows of 1,000 eight-byte codes, k = 1: the
-    // compares and shifts of a mask built per value took three times the distances' own time).
+    // the scan should cost no more than the loads (the compares and shifts of a mask built per
+    // value cost more than the distances themselves).
     const C: usize = 16;
     let mut chunks = v.chunks_exact(C);
     for (c, chunk) in chunks.by_ref().enumerate() {
@@ -223,36 +217,29 @@ pub(crate) const STREAM_ROWS: usize = 2 * tiles::RB;
 /// Rows of `a` below which codes of `bytes` bytes stream ([`stream_few`]) rather than pack `b`
 /// for the wide tile: [`STREAM_ROWS`], and every count of rows for codes of 4 and 8 bytes, whose
 /// stream sums nothing across lanes (one load, one VPOPCNT and half a narrowing per eight codes)
-/// and outruns the packed tile at any count: 1,000 queries against 1,000 codes of 8 bytes, 67 us
-/// through the tile and 59 us streamed.
+/// and outruns the packed tile at any count of rows.
 /// Codes of 9 to 63 bytes that are not a multiple of four and fit no window of two or four
 /// words stream one per register, for fewer than four rows: from ten queries on the tile's
-/// packing of `b` pays for itself (ten queries against 1,000 codes of 10 bytes, then one per
-/// register: 4 us through the tile, 8.5 us streamed; in windows, 2.3 us streamed).
+/// packing of `b` pays for itself.
 /// Longer codes stream for more rows: each of the tile's tasks packs its tiles of `b` again, a
-/// cost that only many rows per task amortize, while the stream reads `b` as it lies. Against
-/// 10,000 codes, 64 queries took 0.36 ms through the tile and 0.28 ms streamed for 48 bytes,
-/// 2.0 and 1.0 ms for 256 bytes; 128 queries of 256 bytes 2.8 and 2.0 ms.
+/// cost that only many rows per task amortize, while the stream reads `b` as it lies, and the
+/// longer the codes, the further the stream ran ahead.
 /// On a CPU with AVX2 alone, codes of 9 to 16 bytes stream for one row (and for the rows too
 /// few to pack, through the word tile's entry): the tile counts eight rows for
 /// each load of `b` by the same nibble lookup the AVX2 stream uses, and reads a database past the
-/// L2 once for them where each streamed row reads it again (10 queries against 100,000 codes of
-/// 16 bytes, knn: 0.7-1.2 ms through the tile, 0.9-2.1 ms streamed).
+/// L2 once for them where each streamed row reads it again.
 /// On AVX-512 F and BW without VPOPCNTDQ ([`wide::stream_bw`]), codes under 64 bytes that
 /// stream one per register stream for fewer than eight rows: their nibble lookup counts a
 /// whole register for each code, and from about ten rows the AVX2 tile's count of their words
-/// was as fast (ten queries against 1,000 codes of 48 bytes: 22 us through the tile, 26 us
-/// streamed; sixty queries, 80 us and 115 us).
+/// was as fast, and ahead with more rows.
 /// On a CPU with AVX2 alone, codes of a multiple of 16 bytes from 32 ([`wide::avx2_streams`])
-/// stream for fewer than 32 rows: on AMD Zen 3, against 1,000 codes of 64 bytes, 16 queries
-/// took 20 us streamed and 31 us through the tile, 32 queries 48 and 43 us (128 bytes: 44
-/// and 76 us, 137 and 119 us); 20 queries against 100,000 codes of 64 bytes 2.9 and 3.8 ms.
-/// Codes of 32 bytes, one register each, stream for fewer than 16: 16 queries against 1,000
-/// took 19 us streamed and 16.7 us through the tile, 4 to 10 queries alike either way, and 10
-/// against 100,000 0.63 and 1.07 ms. Codes of 48 bytes, a register and a half, stream for
-/// fewer than 12: against 1,000 codes, one query took 2.7 us streamed and 4.1 us through the
-/// tile, 10 queries 22 and 24 us, 16 queries 25 and 21 us, 20 queries 28-30 and 22-24 us;
-/// codes of 80 bytes gain at 16 queries still (38 and 64 us).
+/// stream for fewer than 32 rows: for codes of 64 and 128 bytes the stream ran ahead at 16
+/// rows and the tile at 32, and against a large database the stream still at 20.
+/// Codes of 32 bytes, one register each, stream for fewer than 16: at 16 rows the tile ran
+/// ahead, and at ten or fewer the two ran alike against a small database and the stream ahead
+/// against a large one. Codes of 48 bytes, a register and a half, stream for fewer than 12:
+/// the stream ran ahead to ten rows and the tile from 16; codes of 80 bytes gain from the
+/// stream at 16 rows still.
 #[inline(always)]
 pub(crate) fn stream_rows(bytes: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
@@ -305,8 +292,8 @@ fn packed_stream_rows(bytes: usize) -> usize {
 
 /// Whether a call's rows of `a`, not a kernel call's, decide if codes of `bytes` bytes stream
 /// ([`stream_rows`]): the AVX2 streams of codes of a multiple of 16 bytes from 32, where knn's
-/// blocks of eight rows of a call of 100 queries had streamed and run at 0.68x-0.9x the packed tile
-/// (1,000 queries against 1,000 codes of 64 bytes, k = 1: 1.5 ms against 1.0 ms).
+/// blocks of eight rows of a call of 100 queries or more had streamed and run behind the packed
+/// tile.
 #[inline(always)]
 pub(crate) fn streams_by_call(bytes: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -355,10 +342,9 @@ multiversion! {
     /// through AVX-512 registers ([`Avx512::stream`](wide::Avx512::stream)) even where `b` is
     /// packed for the wide tile: a single query against short codes costs the wide tile's set-up
     /// (a stack frame of its every variant) more than its counting, and ten queries against a
-    /// thousand codes of 16 bytes took 2.8 us through the packed tile and 1.7 us streamed (at 100
-    /// queries the tile is ahead). On AVX2 the AVX-512 streams on F and BW alone
-    /// ([`stream_bw`]) take the sizes they name where the CPU has those, the AVX2 streams theirs
-    /// otherwise.
+    /// thousand codes of 16 bytes ran ahead streamed (at 100 queries the tile is ahead). On AVX2
+    /// the AVX-512 streams on F and BW alone ([`stream_bw`]) take the sizes they name where the
+    /// CPU has those, the AVX2 streams theirs otherwise.
     /// `false`, with nothing written, where no stream takes the layout on this CPU.
     #[inline]
     pub(crate) fn stream_few[E: WideExpr][E](task: &PairTask<'_>, out: &mut PairOut<'_, '_>) -> bool {
@@ -391,7 +377,7 @@ fn stream_bw<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) -> boo
 multiversion! {
     /// The word-by-word pair tile on unpacked rows ([`pair_words_body`](super::tiles::pair_words_body)),
     /// with the `popcnt` instruction where the CPU has it (on AVX2, as an instruction the compiler
-    /// does not vectorize, for codes of more than [`AVX2_POPCNT_WORDS`](wide::AVX2_POPCNT_WORDS)
+    /// does not vectorize, for codes of more than [`AVX2_POPCNT_WORDS`](crate::cpu::tuning::AVX2_POPCNT_WORDS)
     /// words); codes in consecutive rows of the sizes the streams take stream through vector
     /// registers instead.
     #[inline]
@@ -401,11 +387,11 @@ multiversion! {
             if stream_bw::<E>(task, out) || wide::Avx2(()).stream::<E>(task, out) {
                 return;
             }
-            // Codes of three or more words, the last a part-word, count by `popcnt` too: with
-            // the compiler's count, one query against 1,000 codes of 20 bytes took 5.8 us where
-            // `popcnt` took 4.6 us (through the tile's loop of the time, a code at a time).
+            // Codes of three or more words, the last a part-word, count by `popcnt` too: the
+            // compiler's count ran behind `popcnt` on codes of 20 bytes (through the tile's loop
+            // of the time, a code at a time).
             let full = task.k * task.elem_size == task.wide_words * 8;
-            if task.wide_words > wide::AVX2_POPCNT_WORDS || (task.wide_words > 2 && !full) {
+            if task.wide_words > crate::cpu::tuning::AVX2_POPCNT_WORDS || (task.wide_words > 2 && !full) {
                 tiles::pair_words_body::<E, _>(wide::Avx2(()), task, out)
             } else {
                 tiles::pair_words_body::<E, _>(Scalar, task, out)
@@ -682,7 +668,7 @@ mod tests {
             let mixed = |[a, b]: [W; 2]| a.shl(b).xor(a.shr(b)).or(a.wrapping_shr(b).not());
             let count = |[a]: [W; 1]| a.count_ones();
             // Around the size below which the dispatch takes the AVX2 version too.
-            let small = super::SMALL_BYTES / size_of::<W>();
+            let small = crate::cpu::tuning::SMALL_BYTES / size_of::<W>();
             for n in [
                 0,
                 1,

@@ -23,9 +23,8 @@ pub(crate) fn pair_words_body<E: WideExpr, C: WordCount>(
 ) {
     let full = task.k * task.elem_size == task.wide_words * 8;
     // Every width to six words has an instance, its loop over a code's words unrolled: with the
-    // width known only at run time, one query against 1,000 codes of 20 bytes took 5-9 us, of 28
-    // bytes 6-11 us and of 40 bytes 6.6-7.2 us, where these instances take 2.9, 3.6 and 4.1 us
-    // (AVX2, from Rust; those of 24 bytes, an instance before, 1.7 us).
+    // width known only at run time, codes of 20, 28 and 40 bytes ran well behind these instances
+    // (AVX2).
     match (task.wide_words, full) {
         (1, true) => words_rows::<E, C, 1, true>(c, task, out),
         (2, true) => words_rows::<E, C, 2, true>(c, task, out),
@@ -86,10 +85,9 @@ fn words_rows<E: WideExpr, C: WordCount, const WW: usize, const FULL: bool>(
             let nj = (task.b_rows - j0).min(run.len());
             if FULL && task.b_stride == ww * 8 {
                 // Codes back to back, each of whole words: exact chunks, so that the loop holds
-                // no bounds check and reads each word straight into its XOR (one query against
-                // 1,000 codes of 32 bytes: 24 instructions a code through the checked loop below,
-                // near FAISS's 4 POPCNTs and their adds through this one; 40 bytes, then without
-                // an instance of its own: 7 us through the checked loop).
+                // no bounds check and reads each word straight into its XOR (codes of 32 bytes:
+                // 24 instructions a code through the checked loop below, near FAISS's 4 POPCNTs
+                // and their adds through this one).
                 let codes = &task.b[j0 * ww * 8..(j0 + nj) * ww * 8];
                 for (d, br) in run[..nj].iter_mut().zip(codes.chunks_exact(ww * 8)) {
                     *d = whole_words_count::<E, C>(c, aw, br);
@@ -97,10 +95,8 @@ fn words_rows<E: WideExpr, C: WordCount, const WW: usize, const FULL: bool>(
             } else if !FULL && row_bytes >= 8 && task.b_stride == row_bytes {
                 // Codes back to back whose last word is part of one: that word is read as the
                 // eight bytes that end the code, shifted down past those of the word before, so
-                // that every load is whole and unchecked. One query against 1,000 codes through
-                // the checked loop below, then through this one (from Rust): 12 bytes about 4 us
-                // (5.1 us from Python, where FAISS took 2.5 us), then 1.8-3.0 us; 60 bytes 26 and
-                // 16 us, 129 bytes 51 and 21 us, 255 bytes 86 and 30 us.
+                // that every load is whole and unchecked. This loop runs ahead of the checked loop
+                // below, and the more so for longer codes.
                 let codes = &task.b[j0 * row_bytes..(j0 + nj) * row_bytes];
                 for (d, br) in run[..nj].iter_mut().zip(codes.chunks_exact(row_bytes)) {
                     *d = part_words_count::<E, C>(c, aw, br, last) - pad;
@@ -132,9 +128,8 @@ fn words_rows<E: WideExpr, C: WordCount, const WW: usize, const FULL: bool>(
 /// The count of `E` between the words `aw` and the code of whole words `br` (little-endian, as
 /// many bytes as `aw` has words times eight), four words a step into four sums: for codes of a
 /// number of words only known at run time, a loop of one word a step ran at six instructions a
-/// word, with each word's count waiting on the last one's add (one query against 1,000 codes of
-/// 256 bytes: 22-32 us through the executor, where the same `popcnt`s in a loop whose width is
-/// known when compiled took 11 us).
+/// word, with each word's count waiting on the last one's add, well behind the same `popcnt`s in
+/// a loop whose width is known when compiled.
 #[inline(always)]
 fn whole_words_count<E: WideExpr, C: WordCount>(c: C, aw: &[u64], br: &[u8]) -> u64 {
     let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
@@ -428,9 +423,9 @@ fn blocks_es<E: WideExpr, B: Block, const R: usize, const ES: usize>(
 }
 
 /// `R` rows of `a` (`ww` words each, in `aw`) against a packed block of eight rows of `b`. Codes of
-/// up to six words, eight and sixteen are unrolled, so the accumulators stay in registers: five
-/// words through the loop over a count known at run time took 27 us for ten queries against
-/// 1,000 codes of 40 bytes, slower than the word tile's 24 us, and 19.5 us unrolled (AVX2).
+/// up to six words, eight and sixteen are unrolled, so the accumulators stay in registers: for
+/// codes of five words, the loop over a count known at run time ran behind the word tile, and
+/// the unrolled one ahead of it (AVX2).
 #[inline(always)]
 fn block<E: WideExpr, B: Block, const R: usize>(
     isa: B,

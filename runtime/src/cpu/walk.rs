@@ -9,7 +9,7 @@
 //! thread does all the work. Above [`STREAM_BYTES`], contiguous outputs are written with streaming
 //! stores.
 
-use super::{PARALLEL_BYTES, STREAM_BYTES};
+use super::tuning::{CHUNK_BYTES, PARALLEL_BYTES, STREAM_BYTES};
 use crate::op::{InputBuffer, Plan};
 use crate::{MAX_INPUTS, MAX_RANK};
 use bytemuck::Pod;
@@ -18,10 +18,6 @@ use bytemuck::Pod;
 /// elements, all aligned for their element type.
 #[doc(hidden)]
 pub type Kernel<'k> = &'k (dyn Fn(&[&[u8]], &mut [u8]) + Sync);
-
-/// Bytes of the widest tensor per run handed to the kernel: the scratch buffers of a run stay in
-/// L1, and each call of the kernel has enough work to hide its cost.
-pub(crate) const CHUNK_BYTES: usize = 8192;
 
 /// Element sizes and which buffers can be used in place (aligned for their element type).
 #[derive(Clone, Copy)]

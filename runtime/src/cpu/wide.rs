@@ -12,6 +12,7 @@
 
 use super::kernel::Dist;
 use super::tiles::{Block, WordCount, blocks_fit, padding_count};
+use super::tuning::ALIGN_FROM;
 use crate::element::{Lanes, WideExpr};
 use crate::op::{PairOut, PairTask};
 use std::arch::x86_64::*;
@@ -20,10 +21,10 @@ use std::arch::x86_64::*;
 /// `pair_wide` and `pair_words`, which run after `isa()` detected those features (and by tests,
 /// after the same check): a value is the proof that the CPU has them.
 ///
-/// `Avx512<false>` is the streams on AVX-512 F and BW without VPOPCNTDQ (Skylake
-/// and Cascade Lake Xeons): each 64-bit lane counted by nibble lookup (`vpshufb`) and a sum of
-/// its bytes (`vpsadbw`), what VPOPCNTQ gives in one instruction. Made only by
-/// [`stream_bw`], which runs after `isa::avx512bw()` detected F and BW.
+/// `Avx512<false>` is the streams on AVX-512 F and BW without VPOPCNTDQ: each 64-bit lane
+/// counted by nibble lookup (`vpshufb`) and a sum of its bytes (`vpsadbw`), what VPOPCNTQ gives
+/// in one instruction. Made only by [`stream_bw`], which runs after `isa::avx512bw()` detected F
+/// and BW.
 #[derive(Clone, Copy)]
 pub(super) struct Avx512<const VPOPCNT: bool = true>(pub(super) ());
 
@@ -160,16 +161,11 @@ unsafe fn emit<const SIXTEEN: bool>(
     codes
 }
 
-/// Codes in a row from which [`emit`] aligns its stores: below, the store and the count of the
-/// extra sixteen codes it takes cost more than the stores that no longer cross a cache line.
-const ALIGN_FROM: usize = 256;
-
 /// [`emit`] for outputs of `ES` bytes, sixteen results (`16 * ES` bytes) per store. Where a row
 /// is long ([`ALIGN_FROM`]) and its start not aligned to the store (to 64 bytes at most), the
 /// first sixteen are stored as they lie, and the stores go on from the first aligned address:
-/// a store that crosses a cache line costs two (10 queries against 1,000 codes of 8 bytes into
-/// a `uint32` matrix 16 bytes past a line: 1.04 us, at a line 0.87 us). The last sixteen are
-/// stored again where the codes do not end on a store, or eight alone where eight are left.
+/// a store that crosses a cache line costs two. The last sixteen are stored again where the
+/// codes do not end on a store, or eight alone where eight are left.
 /// Results stored twice are the same values, and every store lies inside the row.
 ///
 /// # Safety
@@ -435,12 +431,10 @@ pub(super) unsafe fn stream_bw<E: WideExpr>(
 /// Whether codes of `bytes` bytes (in consecutive rows) stream through [`stream_bw`] on a CPU
 /// with AVX-512 F and BW but no VPOPCNTDQ: every size the AVX-512 streams take but 15 bytes,
 /// which they read in 32-byte windows, two to a register, where the AVX2 stream reads two
-/// 16-byte windows to a register of half the width (one query against 1,000 codes: 1.2 us in
-/// AVX2 windows, 1.5 us in AVX-512 ones).
+/// 16-byte windows to a register of half the width and runs ahead.
 /// Where the AVX2 word tile counted codes by scalar `popcnt` (a word a cycle, on one port), the
 /// nibble lookup counts a 64-byte register in about four cycles on two ports; against the AVX2
-/// streams, a register holds twice the codes (one query against 100,000 codes of 8 bytes:
-/// 55 us in AVX2 registers, 24 us in AVX-512 ones).
+/// streams, a register holds twice the codes.
 pub(super) fn bw_streams(bytes: usize) -> bool {
     streams(bytes) && bytes != 15
 }
@@ -611,8 +605,8 @@ impl<const VP: bool> Avx512<VP> {
     /// whole registers and a masked load of the rest of each code, the rest's register masked
     /// after the expression (so that XNOR does not count its padding), each code's registers
     /// summed in one and eight codes' reduced as [`stream_long`](Self::stream_long) reduces
-    /// them. These sizes went to the packed tile before: ten queries against 1,000 codes of 200
-    /// bytes paid for packing `b` (knn, k = 5: 0.83x FAISS).
+    /// them. These sizes went to the packed tile before, where a call of few queries paid for
+    /// packing `b`.
     #[inline(always)]
     fn stream_long_tail<E: WideExpr, const R: usize>(
         self,
@@ -667,7 +661,7 @@ impl<const VP: bool> Avx512<VP> {
     /// them; the codes past the registers (of a row of fewer than sixteen) are counted one at a
     /// time in the same registers.
     /// These sizes went to the tiles before, whose packing of `b` a code that is not whole
-    /// words needs: one query against 1,000 codes of 300 bytes took 36 us (0.16x FAISS).
+    /// words needs, and a single query ran well behind FAISS.
     #[inline(always)]
     fn stream_regs<E: WideExpr, const TAIL: bool>(
         self,
@@ -809,8 +803,7 @@ impl<const VP: bool> Avx512<VP> {
     /// read by a masked byte load (AVX-512BW) that zeroes the rest of the register, counted as
     /// codes of eight words
     /// ([`code_sums`](Self::code_sums)), the padding's count under `E` taken off. Before, such
-    /// codes went to the packed tile, whose packing of `b` was most of a single query's time
-    /// (18-byte codes, one query against 100,000: 0.42 ms, 0.29x-0.51x FAISS).
+    /// codes went to the packed tile, whose packing of `b` was most of a single query's time.
     #[inline(always)]
     fn stream_bytes<E: WideExpr>(self, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
         let bytes = task.k * task.elem_size;
@@ -851,8 +844,8 @@ impl<const VP: bool> Avx512<VP> {
     /// lanes, the padding masked off before the count. One and two bytes widen in the load
     /// (`vpmovzx`); the others are loaded whole (a masked load of the register's codes), their
     /// 32-bit pieces moved to the 128-bit lane that holds their codes (`vpermd`) and their bytes
-    /// to their codes' lanes (`vpshufb`). Before, these sizes went to the tiles: a single query
-    /// against 100,000 codes of 2 bytes took 0.09 ms, three times FAISS's.
+    /// to their codes' lanes (`vpshufb`). Before, these sizes went to the tiles, where a single
+    /// query against a large database ran well behind FAISS.
     #[inline(always)]
     fn stream_short<E: WideExpr, const B: usize>(
         self,
@@ -1049,7 +1042,7 @@ impl<E: WideExpr, const L: usize, const VP: bool> Group for Words<E, L, VP> {
 /// port), and two permutes gather the first and the second words' counts of the sixteen codes,
 /// whose sum is the results in order. Eight codes' results in 64-bit lanes took two permutes
 /// for the sums, and the narrowing to `u32` one more per sixteen (nine shuffles per sixteen
-/// codes against six; ten queries against 1,000 codes of 16 bytes: 1.85 us against FAISS's 2.06).
+/// codes against six).
 struct Pairs<E, const VP: bool> {
     isa: Avx512<VP>,
     b: *const u8,
@@ -1450,8 +1443,7 @@ impl Avx2 {
     /// high ones, each looked up. `b`'s nibbles are made once for the block's rows, `a`'s once for
     /// the call (each as a vector of four, read as an operand of `E`), so that a pair's word
     /// takes two lookups, two adds and the two operations of `E` where it took a shift and two
-    /// masks more (ten queries against a million codes of 16 bytes, knn at the `avx2` level,
-    /// k = 10: 4.7-5.1 ms to 4.4-4.65 ms).
+    /// masks more.
     #[inline(always)]
     fn counts<E: WideExpr, const R: usize>(
         self,
@@ -1692,11 +1684,9 @@ impl Avx2 {
 /// Written as an instruction the compiler cannot look into: it turns [`u64::count_ones`] in the
 /// word tile into nibble lookups of four codes' words gathered into one register, whose
 /// shuffles and gathers all queue on the one port `popcnt` does not use, and which at 48 bytes and
-/// more runs behind one `popcnt` a word (one query against 1,000 codes of 64 bytes: 3.9-6.1 us
-/// vectorized, 3.3-5.2 us by `popcnt`; 256 bytes: 16 and 11 us). The count is written over its
-/// own input: on Intel CPUs before Ice Lake `popcnt` waits for the old value of its destination
-/// register, and a destination of its own choosing chained every code's counts one after
-/// another (5.1 us for the same 64-byte call).
+/// more runs behind one `popcnt` a word. The count is written over its own input: on older Intel
+/// CPUs `popcnt` waits for the old value of its destination register, and a destination of its
+/// own choosing chained every code's counts one after another.
 impl WordCount for Avx2 {
     #[inline(always)]
     fn count(self, x: u64) -> u64 {
@@ -1714,21 +1704,13 @@ impl WordCount for Avx2 {
     }
 }
 
-/// Words in a code above which the AVX2 word tile counts by `popcnt` ([`Avx2`]'s
-/// [`WordCount`]) rather than the compiler's count (and from three words where the last is a part
-/// word, see `simd::pair_words`): at four words and fewer the two ran alike
-/// (32 bytes: 1.6 us and 1.65 us for one query against 1,000 codes), and at one word the
-/// vectorized count ran ahead (8 bytes: 0.4 us against 0.7 us).
-pub(super) const AVX2_POPCNT_WORDS: usize = 4;
-
 /// Whether [`Avx2::stream`] takes codes of `bytes` bytes (in consecutive rows): 4, 8 and 16,
 /// eight, four and two codes to a register, 9 to 15 as 16-byte windows ([`Windows8`]), and
 /// multiples of 16 bytes from 32, one code to one or more registers and, for an odd multiple,
 /// the low half of one more ([`Long8`]).
 /// Other codes of more than 16 bytes keep the word tile's scalar `popcnt` on a CPU with AVX2
 /// alone; with AVX-512 F and BW they take the AVX-512 streams ([`bw_streams`]), whose 64-byte
-/// registers halve the lookups per code (one query against 100,000 codes of 32 bytes: 0.17 ms
-/// to 0.09 ms).
+/// registers halve the lookups per code.
 pub(super) fn avx2_streams(bytes: usize) -> bool {
     short_avx2_streams(bytes) || long_avx2_streams(bytes)
 }
@@ -1908,8 +1890,8 @@ unsafe fn two_per_register(r: [__m256i; 4]) -> __m256i {
 /// the 16 bytes from its start (into the next code), the expression's bits past the code's bytes
 /// cleared by `mask`. Through the word tile, whose last word is read as the eight bytes ending the
 /// code and shifted (the compiler gathering four codes' words into a register for the nibble
-/// lookup), one query against 1,000 codes of 12 bytes took 1.6 us, where 16-byte codes streamed
-/// took 0.95 us; streamed in windows, 1.2 us.
+/// lookup), codes of 12 bytes ran well behind codes of 16 bytes streamed; streamed in windows,
+/// they run ahead of the word tile, though still behind codes of 16 bytes.
 struct Windows8<E, const BYTES: usize> {
     b: *const u8,
     /// Bytes at `b`: the windows read must lie inside them.
@@ -1945,11 +1927,11 @@ impl<E: WideExpr, const BYTES: usize> Group8 for Windows8<E, BYTES> {
 /// most 128, fit a byte) and then by `vpsadbw` into four 64-bit lanes, the half register's by a
 /// `vpsadbw` of its own, eight codes' lanes then summed across. Against the word tile's scalar
 /// `popcnt` (which FAISS's `HammingComputer`s also use), the nibble lookup runs on the vector
-/// units: on AMD Zen 3, whose four integer pipes count a word each per cycle, one query against
-/// 1,000 codes took 1.3 us against 1.7 us for codes of 32 bytes, 1.9 against 3.8 for 64, and 6.7
-/// against 14.8 for 256 (one thread). On an AVX2 Xeon (one `popcnt` per cycle, one `vpshufb`) codes
-/// of 32 bytes had run alike streamed one per register and through the tile (0.33 and 0.31 ms
-/// against 100,000 codes), where longer ones sum two or more registers' bytes per `vpsadbw`.
+/// units: even on a CPU whose four integer pipes count a word each per cycle, the stream ran
+/// ahead of the tile for codes of 32 bytes, and further ahead for 64 and 256 (one thread). On a
+/// CPU with one `popcnt` per cycle and one `vpshufb`, codes of 32 bytes had run alike streamed one
+/// per register and through the tile, where longer ones sum two or more registers' bytes per
+/// `vpsadbw`.
 struct Long8<E, const R: usize, const HALF: bool> {
     b: *const u8,
     /// The query's `bytes` bytes.
@@ -2075,8 +2057,7 @@ impl Avx2 {
     /// of a multiple of 16 bytes from 32 read it from memory), eight codes' counts a step (by
     /// nibble lookup, `vpshufb`), stored into the output's type from the register. Before, AVX2
     /// CPUs took the word tile for these, at one scalar `popcnt` a word and its results stored one
-    /// at a time: one query against 100,000 codes of 4 bytes took 0.23 ms (0.48x FAISS). `false`
-    /// (nothing written) for other layouts.
+    /// at a time. `false` (nothing written) for other layouts.
     #[inline(always)]
     pub(in crate::cpu) fn stream<E: WideExpr>(
         self,
@@ -2139,8 +2120,7 @@ impl Avx2 {
                         );
                         let n = n.saturating_sub(1);
                         // The size a constant, so that the codes' offsets are immediates (a
-                        // size known at run time kept them on the stack: 1.27 us for the call
-                        // in `Windows8`'s note).
+                        // size known at run time kept them on the stack).
                         macro_rules! windows {
                             ($($w:literal)*) => {
                                 // 15 bytes the last arm (the sizes are 9 to 15 here).
@@ -2169,9 +2149,8 @@ impl Avx2 {
                         // loop over a code's registers unrolled), others at run time; whether a
                         // half register follows is a constant too, so that codes of a multiple
                         // of 32 bytes compile to the loop they had before the half was added
-                        // (with the test at run time, ten queries against 100,000 codes of 32
-                        // bytes, knn k=10, measured 1.24-1.39 ms against 0.84-1.19 ms before, in
-                        // runs whose noise reaches 2x).
+                        // (with the test at run time, codes of 32 bytes ran behind that loop,
+                        // though in noisy runs).
                         macro_rules! long8 {
                             ($r:literal, $half:literal) => {
                                 self.emit8(
@@ -2355,7 +2334,7 @@ unsafe fn below16_u16(chunk: &[u16], limit: u64) -> u32 {
 /// is too (a closure has the target features of the function it is written in, not of the one it
 /// is inlined into): in an `#[inline(always)]` function without them, the closure's intrinsics
 /// were left as calls of their own, five calls for every sixteen distances, and knn of 8-byte
-/// codes ran at 1 ns per distance on Sapphire Rapids, where the streams count them at 0.1 ns.
+/// codes spent far longer per distance in the scan than the streams take to count them.
 ///
 /// # Safety
 /// AVX2 must be present.

@@ -1,0 +1,502 @@
+//! How all-pairs and knn work is cut: pure functions of the call's shape and the threads at hand, so
+//! that every choice can be read in one place and checked by a table of cases. The thresholds it
+//! compares with are in `tuning.rs`.
+
+use super::tuning::{
+    CALL_ROWS, KNN_PARALLEL_BYTES, KNN_SPLIT_BYTES, LOOKUP_PAIR_PARALLEL_BYTES, MB, NB,
+    PAIR_PARALLEL_BYTES, SHARE_OUTPUT_BYTES, SPLIT_SELECTION_BYTES, TILE_BYTES,
+};
+
+/// One batch of all-pairs work, as the strategy sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PairWork {
+    /// Bytes per code (elements per code times the element size).
+    pub code_bytes: usize,
+    /// Rows of `a` and of `b`.
+    pub rows_a: usize,
+    pub rows_b: usize,
+    /// Bytes per output element.
+    pub out_bytes: usize,
+    /// Bytes of codes the whole call reads (rows of `a` x rows of `b` x code bytes, all batches).
+    pub work: usize,
+    /// The output's rows are packed and follow each other (`[M, N]` in C order).
+    pub packed_rows: bool,
+    /// Each output row's elements are contiguous (its column stride is one element).
+    pub contiguous_rows: bool,
+    /// `b` is packed for the wide tile (whole 64-bit words, eight rows at a time).
+    pub pack: bool,
+    /// The wide tile counts by nibble lookup (AVX2 without VPOPCNTDQ): slower per pair.
+    pub lookup: bool,
+}
+
+/// How a batch runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PairPlan {
+    /// Threads that share the work; 1 is the calling thread alone.
+    pub threads: usize,
+    /// Rows of `b` per tile.
+    pub tile_rows: usize,
+    /// Rows of `a` per kernel call.
+    pub call_rows: usize,
+    pub split: PairSplit,
+}
+
+/// How the rows are shared among the threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PairSplit {
+    /// The calling thread computes every row.
+    Alone,
+    /// `tasks` ranges of `cols` rows of `b` each (the last may be shorter), each task writing its
+    /// columns of every output row: for a handful of rows of `a` that do not share evenly.
+    Columns { tasks: usize, cols: usize },
+    /// Blocks of `rows` output rows, taken by the threads in turn; `pack_whole`: more blocks than
+    /// threads, so `b` is packed once for them all (where it is small enough).
+    Rows { rows: usize, pack_whole: bool },
+}
+
+/// The work from which all-pairs work may be split over threads; below, the pool need not be
+/// asked its size.
+pub(crate) fn pair_parallel_bytes(lookup: bool) -> usize {
+    match lookup {
+        true => LOOKUP_PAIR_PARALLEL_BYTES,
+        false => PAIR_PARALLEL_BYTES,
+    }
+}
+
+/// The plan for `w` with `threads` threads in the pool.
+pub(crate) fn pair_plan(w: &PairWork, threads: usize) -> PairPlan {
+    let enough = pair_parallel_bytes(w.pack && w.lookup);
+    let threads = match w.work >= enough && threads > 1 {
+        true => threads,
+        false => 1,
+    };
+    // About TILE_BYTES of codes, whole packed blocks of eight rows.
+    let tile_rows = (TILE_BYTES / w.code_bytes.max(1))
+        .max(8)
+        .next_multiple_of(8);
+    // One pass of a kernel call's rows of `a` over `b` as it lies reuses no tile: all of `b` in
+    // one call, with no per-tile cost.
+    let tile_rows = match !w.pack && w.rows_a <= MB && w.contiguous_rows {
+        true => w.rows_b.max(1),
+        false => tile_rows,
+    };
+    // Contiguous output rows take many rows of `a` per call (the kernel blocks them itself).
+    let call_rows = match w.contiguous_rows {
+        true => CALL_ROWS,
+        false => MB,
+    };
+    let (m, n) = (w.rows_a, w.rows_b);
+    let few_rows = m < 8 * threads;
+    // Rows that share evenly among the threads, within an eighth.
+    let even_rows = m >= threads && 8 * (m.div_ceil(threads) * threads - m) <= m;
+    let split = if threads == 1 || !w.packed_rows {
+        PairSplit::Alone
+    } else if few_rows && !even_rows {
+        // Ranges of `b`: rows of `a` would leave threads idle, and neighbouring columns of one
+        // output row written by two threads share cache lines.
+        let tasks = (2 * threads).min(n.div_ceil(NB)).max(1);
+        PairSplit::Columns {
+            tasks,
+            cols: n.div_ceil(tasks).next_multiple_of(NB),
+        }
+    } else {
+        // One share a thread for a handful of rows or a small output (its lines stay with one
+        // core), else a few blocks a thread, which balance better.
+        let out = m.saturating_mul(n).saturating_mul(w.out_bytes);
+        let rows = match few_rows || out <= SHARE_OUTPUT_BYTES {
+            true => m.div_ceil(threads),
+            false => m.div_ceil(4 * threads).next_multiple_of(MB),
+        };
+        PairSplit::Rows {
+            rows,
+            pack_whole: m.div_ceil(rows.max(1)) > threads,
+        }
+    };
+    PairPlan {
+        threads: match split {
+            PairSplit::Alone => 1,
+            _ => threads,
+        },
+        tile_rows,
+        call_rows,
+        split,
+    }
+}
+
+/// One knn batch, as the strategy sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KnnWork {
+    /// Rows of `a` (queries) and of `b` (the database).
+    pub rows_a: usize,
+    pub rows_b: usize,
+    /// Bytes of codes the call reads (rows of `a` x rows of `b` x code bytes).
+    pub work: usize,
+    /// The wide tile counts by nibble lookup (AVX2 without VPOPCNTDQ) over a packed `b`.
+    pub lookup: bool,
+    /// All of `b` packed fits the size packed once for every thread.
+    pub b_fits_whole: bool,
+    /// Bytes of the selections of all rows of `a` (their lists of candidates).
+    pub selection_bytes: usize,
+}
+
+/// How a knn batch is shared among the threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KnnSplit {
+    /// Blocks of `rows` rows of `a` against all of `b`, into their place (one block on one
+    /// thread when `threads` is 1); `pack_whole`: `b` packed once for many blocks a thread.
+    Rows { rows: usize, pack_whole: bool },
+    /// `tasks` ranges of `cols` rows of `b`, each against every row of `a`, their lists merged.
+    Columns { tasks: usize, cols: usize },
+}
+
+/// How a knn batch runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KnnPlan {
+    /// Threads that share the work; 1 is the calling thread alone.
+    pub threads: usize,
+    pub split: KnnSplit,
+}
+
+/// The plan for `w` with `threads` threads in the pool (asked for only where `w.work` reaches
+/// [`KNN_PARALLEL_BYTES`]: 1 otherwise).
+pub(crate) fn knn_plan(w: &KnnWork, threads: usize) -> KnnPlan {
+    let (m, n) = (w.rows_a, w.rows_b);
+    let threads = match w.work >= KNN_PARALLEL_BYTES {
+        true => threads.max(1),
+        false => 1,
+    };
+    // Splitting `b` costs a merge of each row's lists; fewer rows than threads have nothing else
+    // to split, and a lone query splits where all-pairs work does.
+    let split_b = w.work >= KNN_SPLIT_BYTES || (m < threads && w.work >= PAIR_PARALLEL_BYTES);
+    // Where the lookup tile counts, many rows against a `b` too large to pack whole split `b`
+    // while their selections stay small: each block of rows would pack all of `b` again.
+    let lookup_split =
+        split_b && w.lookup && !w.b_fits_whole && w.selection_bytes <= SPLIT_SELECTION_BYTES;
+    let many_rows = m >= 2 * threads * MB && !lookup_split;
+    let row_split = many_rows || (!split_b && m >= threads);
+    let parallel = threads > 1 && (row_split || split_b);
+    let split = if !parallel || row_split {
+        // Blocks of rows when there are many (at least eight tasks a thread, taken as the
+        // threads free up, so that they end together), else one share per thread.
+        let rows = match (parallel, many_rows) {
+            (false, _) => m,
+            (true, true) => MB * (m.div_ceil(MB) / (8 * threads)).max(1),
+            (true, false) => m.div_ceil(threads),
+        };
+        KnnSplit::Rows {
+            rows,
+            pack_whole: parallel && many_rows,
+        }
+    } else {
+        let tasks = (2 * threads).min(n.div_ceil(NB)).max(1);
+        KnnSplit::Columns {
+            tasks,
+            cols: n.div_ceil(tasks).next_multiple_of(NB),
+        }
+    };
+    KnnPlan {
+        threads: if parallel { threads } else { 1 },
+        split,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `m` queries against `n` codes of `bytes` bytes into a packed `u32` output, `b` packed,
+    /// counted with VPOPCNTDQ.
+    fn work(m: usize, n: usize, bytes: usize) -> PairWork {
+        PairWork {
+            code_bytes: bytes,
+            rows_a: m,
+            rows_b: n,
+            out_bytes: 4,
+            work: m * n * bytes,
+            packed_rows: true,
+            contiguous_rows: true,
+            pack: true,
+            lookup: false,
+        }
+    }
+
+    #[test]
+    fn the_plan_of_each_shape() {
+        use PairSplit::*;
+        let cases: &[(PairWork, usize, PairPlan)] = &[
+            // Too little work for a second thread.
+            (
+                work(1, 1000, 8),
+                2,
+                PairPlan {
+                    threads: 1,
+                    tile_rows: 4096,
+                    call_rows: 64,
+                    split: Alone,
+                },
+            ),
+            // The same work where the lookup tile counts: enough for two.
+            (
+                PairWork {
+                    lookup: true,
+                    ..work(10, 1000, 8)
+                },
+                2,
+                PairPlan {
+                    threads: 2,
+                    tile_rows: 4096,
+                    call_rows: 64,
+                    split: Rows {
+                        rows: 5,
+                        pack_whole: false,
+                    },
+                },
+            ),
+            // One thread in the pool.
+            (
+                work(1000, 100_000, 32),
+                1,
+                PairPlan {
+                    threads: 1,
+                    tile_rows: 1024,
+                    call_rows: 64,
+                    split: Alone,
+                },
+            ),
+            // Three queries on two threads: ranges of `b`.
+            (
+                work(3, 100_000, 32),
+                2,
+                PairPlan {
+                    threads: 2,
+                    tile_rows: 1024,
+                    call_rows: 64,
+                    split: Columns {
+                        tasks: 4,
+                        cols: 25_088,
+                    },
+                },
+            ),
+            // Four queries share evenly: one share each.
+            (
+                work(4, 100_000, 32),
+                2,
+                PairPlan {
+                    threads: 2,
+                    tile_rows: 1024,
+                    call_rows: 64,
+                    split: Rows {
+                        rows: 2,
+                        pack_whole: false,
+                    },
+                },
+            ),
+            // A large output: blocks of whole kernel blocks, `b` packed once.
+            (
+                work(1000, 100_000, 32),
+                2,
+                PairPlan {
+                    threads: 2,
+                    tile_rows: 1024,
+                    call_rows: 64,
+                    split: Rows {
+                        rows: 128,
+                        pack_whole: true,
+                    },
+                },
+            ),
+            // An output of at most 2 MiB: one share a thread.
+            (
+                work(100, 5000, 16),
+                2,
+                PairPlan {
+                    threads: 2,
+                    tile_rows: 2048,
+                    call_rows: 64,
+                    split: Rows {
+                        rows: 50,
+                        pack_whole: false,
+                    },
+                },
+            ),
+            // A strided output: rows of `a` eight at a time, into a tile, on this thread.
+            (
+                PairWork {
+                    packed_rows: false,
+                    contiguous_rows: false,
+                    ..work(1000, 100_000, 32)
+                },
+                2,
+                PairPlan {
+                    threads: 1,
+                    tile_rows: 1024,
+                    call_rows: 8,
+                    split: Alone,
+                },
+            ),
+            // `b` as it lies and a kernel call's rows of `a`: all of `b` in one tile.
+            (
+                PairWork {
+                    pack: false,
+                    ..work(8, 3000, 3)
+                },
+                2,
+                PairPlan {
+                    threads: 1,
+                    tile_rows: 3000,
+                    call_rows: 64,
+                    split: Alone,
+                },
+            ),
+            // Codes longer than a tile's bytes: whole blocks of eight rows still.
+            (
+                work(2, 10, 1 << 20),
+                2,
+                PairPlan {
+                    threads: 2,
+                    tile_rows: 8,
+                    call_rows: 64,
+                    split: Rows {
+                        rows: 1,
+                        pack_whole: false,
+                    },
+                },
+            ),
+        ];
+        for (i, (w, threads, want)) in cases.iter().enumerate() {
+            assert_eq!(pair_plan(w, *threads), *want, "case {i}: {w:?}");
+        }
+    }
+
+    /// Every split covers each output row and column once.
+    #[test]
+    fn splits_cover_the_output() {
+        for m in [1, 2, 3, 5, 7, 9, 15, 16, 17, 100, 1000] {
+            for n in [1, 255, 256, 257, 5000, 100_000] {
+                for threads in [2, 3, 4, 16] {
+                    let plan = pair_plan(&work(m, n, 1 << 16), threads);
+                    match plan.split {
+                        PairSplit::Columns { tasks, cols } => {
+                            assert!(tasks * cols >= n && (tasks - 1) * cols < n + cols);
+                            assert!(cols.is_multiple_of(NB) && n.div_ceil(cols) <= tasks);
+                        }
+                        PairSplit::Rows { rows, .. } => assert!(rows >= 1 && rows <= m),
+                        // Packed rows run alone only when the work is too small to split.
+                        PairSplit::Alone => assert!(m * n * (1 << 16) < PAIR_PARALLEL_BYTES),
+                    }
+                }
+            }
+        }
+    }
+
+    /// `m` queries against `n` codes of `bytes` bytes with VPOPCNTDQ, `b` too large to pack whole.
+    fn knn(m: usize, n: usize, bytes: usize) -> KnnWork {
+        KnnWork {
+            rows_a: m,
+            rows_b: n,
+            work: m * n * bytes,
+            lookup: false,
+            b_fits_whole: false,
+            selection_bytes: m * 10 * 16,
+        }
+    }
+
+    #[test]
+    fn the_knn_plan_of_each_shape() {
+        use KnnSplit::*;
+        let rows = |rows, pack_whole| Rows { rows, pack_whole };
+        let cases: &[(KnnWork, usize, KnnPlan)] = &[
+            // Too little work to split: every row on this thread.
+            (
+                knn(10, 100, 8),
+                2,
+                KnnPlan {
+                    threads: 1,
+                    split: rows(10, false),
+                },
+            ),
+            // One query against many codes: ranges of `b`, merged.
+            (
+                knn(1, 100_000, 32),
+                2,
+                KnnPlan {
+                    threads: 2,
+                    split: Columns {
+                        tasks: 4,
+                        cols: 25_088,
+                    },
+                },
+            ),
+            // Ten queries, `b` not worth splitting: one share of rows each.
+            (
+                knn(10, 1000, 64),
+                2,
+                KnnPlan {
+                    threads: 2,
+                    split: rows(5, false),
+                },
+            ),
+            // Ten queries against a large `b`: ranges of it.
+            (
+                knn(10, 100_000, 64),
+                2,
+                KnnPlan {
+                    threads: 2,
+                    split: Columns {
+                        tasks: 4,
+                        cols: 25_088,
+                    },
+                },
+            ),
+            // Many queries: blocks of eight rows, eight tasks a thread at least, `b` packed once.
+            (
+                knn(1000, 100_000, 32),
+                2,
+                KnnPlan {
+                    threads: 2,
+                    split: rows(56, true),
+                },
+            ),
+            // The same where the lookup tile counts and the selections are small: ranges of `b`.
+            (
+                KnnWork {
+                    lookup: true,
+                    ..knn(100, 100_000, 16)
+                },
+                2,
+                KnnPlan {
+                    threads: 2,
+                    split: Columns {
+                        tasks: 4,
+                        cols: 25_088,
+                    },
+                },
+            ),
+            // ... but not where `b` packs whole.
+            (
+                KnnWork {
+                    lookup: true,
+                    b_fits_whole: true,
+                    ..knn(100, 100_000, 16)
+                },
+                2,
+                KnnPlan {
+                    threads: 2,
+                    split: rows(8, true),
+                },
+            ),
+            // One thread in the pool.
+            (
+                knn(1000, 100_000, 32),
+                1,
+                KnnPlan {
+                    threads: 1,
+                    split: rows(1000, false),
+                },
+            ),
+        ];
+        for (i, (w, threads, want)) in cases.iter().enumerate() {
+            assert_eq!(knn_plan(w, *threads), *want, "case {i}: {w:?}");
+        }
+    }
+}
