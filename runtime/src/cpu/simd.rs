@@ -133,8 +133,17 @@ multiversion! {
     ) {
         baseline => scan_below_body(v, limit, f),
         // The mask of each sixteen, and only its candidates visited.
-        avx2 => wide::Avx2(()).scan_below(v, limit, f),
-        avx512 => wide::Avx512(()).scan_below(v, limit, f),
+        avx2 => {
+            // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
+            let avx2 = unsafe { wide::Avx2::new_unchecked() };
+            avx2.scan_below(v, limit, f)
+        },
+        avx512 => {
+            // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
+            // BITALG.
+            let avx512 = unsafe { wide::Avx512::<true>::new_unchecked() };
+            avx512.scan_below(v, limit, f)
+        },
     }
 }
 
@@ -173,9 +182,18 @@ multiversion! {
         out: &mut PairOut<'_, '_>,
     ) {
         baseline => tiles::pair_wide_body::<E, _>(Scalar, task, packed, out),
-        // The blocks' values are made only here, in the versions compiled for their features.
-        avx2 => tiles::pair_wide_body::<E, _>(wide::Avx2(()), task, packed, out),
-        avx512 => tiles::pair_wide_body::<E, _>(wide::Avx512(()), task, packed, out),
+        // The blocks' values are made only in the versions compiled for their features.
+        avx2 => {
+            // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
+            let avx2 = unsafe { wide::Avx2::new_unchecked() };
+            tiles::pair_wide_body::<E, _>(avx2, task, packed, out)
+        },
+        avx512 => {
+            // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
+            // BITALG.
+            let avx512 = unsafe { wide::Avx512::<true>::new_unchecked() };
+            tiles::pair_wide_body::<E, _>(avx512, task, packed, out)
+        },
     }
 }
 
@@ -192,8 +210,16 @@ multiversion! {
             let _ = (rows, buf);
             0
         },
-        avx2 => wide::Avx2(()).pack16(rows, buf),
-        avx512 => wide::Avx2(()).pack16(rows, buf),
+        avx2 => {
+            // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
+            let avx2 = unsafe { wide::Avx2::new_unchecked() };
+            avx2.pack16(rows, buf)
+        },
+        avx512 => {
+            // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
+            let avx2 = unsafe { wide::Avx2::new_unchecked() };
+            avx2.pack16(rows, buf)
+        },
     }
 }
 
@@ -353,12 +379,17 @@ multiversion! {
             false
         },
         avx2 => {
+            // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
+            let avx2 = unsafe { wide::Avx2::new_unchecked() };
             task.a_rows < packed_stream_rows(task.k * task.elem_size)
-                && (stream_bw::<E>(task, out) || wide::Avx2(()).stream::<E>(task, out))
+                && (stream_bw::<E>(task, out) || avx2.stream::<E>(task, out))
         },
         avx512 => {
+            // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
+            // BITALG.
+            let avx512 = unsafe { wide::Avx512::<true>::new_unchecked() };
             task.a_rows < packed_stream_rows(task.k * task.elem_size)
-                && wide::Avx512::<true>(()).stream::<E>(task, out)
+                && avx512.stream::<E>(task, out)
         }
     }
 }
@@ -384,7 +415,9 @@ multiversion! {
     pub(crate) fn pair_words[E: WideExpr][E](task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
         baseline => tiles::pair_words_body::<E, _>(Scalar, task, out),
         avx2 => {
-            if stream_bw::<E>(task, out) || wide::Avx2(()).stream::<E>(task, out) {
+            // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
+            let avx2 = unsafe { wide::Avx2::new_unchecked() };
+            if stream_bw::<E>(task, out) || avx2.stream::<E>(task, out) {
                 return;
             }
             // Codes of three or more words, the last a part-word, count by `popcnt` too: the
@@ -392,13 +425,16 @@ multiversion! {
             // of the time, a code at a time).
             let full = task.k * task.elem_size == task.wide_words * 8;
             if task.wide_words > crate::cpu::tuning::AVX2_POPCNT_WORDS || (task.wide_words > 2 && !full) {
-                tiles::pair_words_body::<E, _>(wide::Avx2(()), task, out)
+                tiles::pair_words_body::<E, _>(avx2, task, out)
             } else {
                 tiles::pair_words_body::<E, _>(Scalar, task, out)
             }
         },
         avx512 => {
-            if !wide::Avx512::<true>(()).stream::<E>(task, out) {
+            // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
+            // BITALG.
+            let avx512 = unsafe { wide::Avx512::<true>::new_unchecked() };
+            if !avx512.stream::<E>(task, out) {
                 tiles::pair_words_body::<E, _>(Scalar, task, out)
             }
         },

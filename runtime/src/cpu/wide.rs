@@ -17,21 +17,66 @@ use crate::element::{Lanes, WideExpr};
 use crate::op::{PairOut, PairTask};
 use std::arch::x86_64::*;
 
-/// The AVX-512 (F, BW and VPOPCNTDQ) blocks. Made only by the `avx512` versions of `simd`'s
-/// `pair_wide` and `pair_words`, which run after `isa()` detected those features (and by tests,
-/// after the same check): a value is the proof that the CPU has them.
+/// The AVX-512 (F, BW and VPOPCNTDQ) blocks. A value is the proof that the CPU has those
+/// features: made only by [`Avx512::new_unchecked`], whose callers (the `avx512` versions of
+/// `simd`'s functions) run after `isa()` detected them, and in tests by `Avx512::detect`.
 ///
 /// `Avx512<false>` is the streams on AVX-512 F and BW without VPOPCNTDQ: each 64-bit lane
 /// counted by nibble lookup (`vpshufb`) and a sum of its bytes (`vpsadbw`), what VPOPCNTQ gives
 /// in one instruction. Made only by [`stream_bw`], which runs after `isa::avx512bw()` detected F
 /// and BW.
 #[derive(Clone, Copy)]
-pub(super) struct Avx512<const VPOPCNT: bool = true>(pub(super) ());
+pub(super) struct Avx512<const VPOPCNT: bool = true>(());
 
-/// The AVX2 blocks. Made only by the `avx2` version of `simd`'s `pair_wide`, after AVX2 was
-/// detected (and by tests, after the same check).
+impl<const VPOPCNT: bool> Avx512<VPOPCNT> {
+    /// The token.
+    ///
+    /// # Safety
+    /// The CPU has AVX2, POPCNT, AVX-512 F and BW, and with `VPOPCNT` also VPOPCNTDQ and BITALG.
+    #[inline(always)]
+    pub(super) const unsafe fn new_unchecked() -> Self {
+        Avx512(())
+    }
+
+    /// The token, where the CPU has the features it stands for.
+    #[cfg(test)]
+    pub(super) fn detect() -> Option<Self> {
+        let base = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("popcnt")
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw");
+        let count = std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+            && std::arch::is_x86_feature_detected!("avx512bitalg");
+        // SAFETY: the features were detected.
+        (base && (count || !VPOPCNT)).then(|| unsafe { Self::new_unchecked() })
+    }
+}
+
+/// The AVX2 blocks. A value is the proof that the CPU has AVX2 and POPCNT: made only by
+/// [`Avx2::new_unchecked`], whose callers (the `avx2` and `avx512` versions of `simd`'s
+/// functions) run after `isa()` detected them, and in tests by `Avx2::detect`.
 #[derive(Clone, Copy)]
-pub(super) struct Avx2(pub(super) ());
+pub(super) struct Avx2(());
+
+impl Avx2 {
+    /// The token.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and POPCNT.
+    #[inline(always)]
+    pub(super) const unsafe fn new_unchecked() -> Self {
+        Avx2(())
+    }
+
+    /// The token, where the CPU has AVX2 and POPCNT.
+    #[cfg(test)]
+    pub(super) fn detect() -> Option<Self> {
+        let has = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("popcnt");
+        // SAFETY: the features were detected.
+        has.then(|| unsafe { Self::new_unchecked() })
+    }
+}
 
 /// Eight 64-bit lanes. Made only inside [`Avx512`]'s blocks.
 #[derive(Clone, Copy)]
@@ -425,7 +470,8 @@ pub(super) unsafe fn stream_bw<E: WideExpr>(
     task: &PairTask<'_>,
     out: &mut PairOut<'_, '_>,
 ) -> bool {
-    Avx512::<false>(()).stream::<E>(task, out)
+    // SAFETY: the caller guarantees AVX-512 F and BW (the `false` token needs no VPOPCNTDQ).
+    unsafe { Avx512::<false>::new_unchecked() }.stream::<E>(task, out)
 }
 
 /// Whether codes of `bytes` bytes (in consecutive rows) stream through [`stream_bw`] on a CPU
@@ -2545,30 +2591,35 @@ mod tests {
                             lo.chain(hi).flat_map(|x| [x; 4])
                         })
                         .collect();
-                    super::Avx2(()).block_any::<E, RB>(&nibbles, &pb, ww, &mut got);
+                    super::Avx2::detect()
+                        .expect("AVX2 was detected")
+                        .block_any::<E, RB>(&nibbles, &pb, ww, &mut got);
                     assert_eq!(got, want, "AVX2, {ww} words");
                     if ww == 4 {
-                        super::Avx2(()).block::<E, 4, RB>(&nibbles, &pb, &mut got);
+                        super::Avx2::detect()
+                            .expect("AVX2 was detected")
+                            .block::<E, 4, RB>(&nibbles, &pb, &mut got);
                         assert_eq!(got, want, "AVX2 unrolled, {ww} words");
                     }
                     for r in 0..RB {
                         let mut one = [[7u64; 8]; 1];
                         let row = &nibbles[r * 8 * ww..(r + 1) * 8 * ww];
-                        super::Avx2(()).block_any::<E, 1>(row, &pb, ww, &mut one);
+                        super::Avx2::detect()
+                            .expect("AVX2 was detected")
+                            .block_any::<E, 1>(row, &pb, ww, &mut one);
                         assert_eq!(one[0], want[r], "AVX2 one row, {ww} words");
                     }
                 }
                 if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512 {
-                    super::Avx512(()).block_any::<E, RB>(&aw, &pb, ww, &mut got);
+                    super::Avx512::<true>::detect()
+                        .expect("AVX-512 was detected")
+                        .block_any::<E, RB>(&aw, &pb, ww, &mut got);
                     // One row at a time, as for the last rows of `a`.
                     for r in 0..RB {
                         let mut one = [[7u64; 8]; 1];
-                        super::Avx512(()).block_any::<E, 1>(
-                            &aw[r * ww..(r + 1) * ww],
-                            &pb,
-                            ww,
-                            &mut one,
-                        );
+                        super::Avx512::<true>::detect()
+                            .expect("AVX-512 was detected")
+                            .block_any::<E, 1>(&aw[r * ww..(r + 1) * ww], &pb, ww, &mut one);
                         assert_eq!(one[0], want[r], "AVX-512 one row, {ww} words");
                     }
                     assert_eq!(got, want, "AVX-512, {ww} words");
@@ -2605,7 +2656,8 @@ mod tests {
             let mut want = vec![0xA5u8; R * stride + 7];
             Scalar.blocks_out::<Mixed, WW, R, ES>(&aw, &packed, blocks, &mut want, stride);
             let mut got = vec![0xA5u8; R * stride + 7];
-            super::Avx2(())
+            super::Avx2::detect()
+                .expect("AVX2 was detected")
                 .blocks_out::<Mixed, WW, R, ES>(&nibbles, &packed, blocks, &mut got, stride);
             assert_eq!(got, want, "{WW} words, {R} rows, {ES}-byte elements");
         }
@@ -2644,7 +2696,7 @@ mod tests {
         .chain((0..1000).map(|_| next()))
         {
             assert_eq!(
-                super::Avx2(()).count(x),
+                super::Avx2::detect().expect("AVX2 was detected").count(x),
                 u64::from(x.count_ones()),
                 "{x:#x}"
             );
@@ -2697,7 +2749,7 @@ mod tests {
                     if avx2 {
                         got.fill(7);
                         pair_words_body::<E, _>(
-                            super::Avx2(()),
+                            super::Avx2::detect().expect("AVX2 was detected"),
                             &task,
                             &mut PairOut::tile(&mut got, n),
                         );
@@ -2786,7 +2838,9 @@ mod tests {
         out: &mut PairOut<'_, '_>,
     ) -> bool {
         match vpopcnt {
-            true => super::Avx512::<true>(()).stream::<E>(task, out),
+            true => super::Avx512::<true>::detect()
+                .expect("AVX-512 was detected")
+                .stream::<E>(task, out),
             // SAFETY: `avx512_forms` offers this form only where AVX2, POPCNT, AVX-512F and
             // AVX-512BW were detected.
             false => unsafe { super::stream_bw::<E>(task, out) },
@@ -2838,7 +2892,9 @@ mod tests {
                             non_temporal: false,
                         };
                         assert!(
-                            super::Avx2(()).stream::<E>(&task, &mut out),
+                            super::Avx2::detect()
+                                .expect("AVX2 was detected")
+                                .stream::<E>(&task, &mut out),
                             "{name}: {bytes} bytes not streamed"
                         );
                         taken += 1;
@@ -2864,7 +2920,9 @@ mod tests {
                 let (a, b) = (vec![0u8; 2 * bytes], vec![0u8; 9 * bytes]);
                 let task = consecutive(&a, 2, &b, 9, bytes);
                 let mut got = vec![u64::MAX; 18];
-                let taken = super::Avx2(()).stream::<E>(&task, &mut PairOut::tile(&mut got, 9));
+                let taken = super::Avx2::detect()
+                    .expect("AVX2 was detected")
+                    .stream::<E>(&task, &mut PairOut::tile(&mut got, 9));
                 assert!(
                     !taken && got.iter().all(|&x| x == u64::MAX),
                     "{bytes} bytes"
@@ -2902,7 +2960,9 @@ mod tests {
             let task = consecutive(&a, 1, &b, n, bytes);
             fn streamed<E: WideExpr>(task: &PairTask<'_>, n: usize) -> Vec<u64> {
                 let mut got = vec![0u64; n];
-                let taken = super::Avx2(()).stream::<E>(task, &mut PairOut::tile(&mut got, n));
+                let taken = super::Avx2::detect()
+                    .expect("AVX2 was detected")
+                    .stream::<E>(task, &mut PairOut::tile(&mut got, n));
                 assert!(taken, "{} bytes not streamed", task.k);
                 got
             }
