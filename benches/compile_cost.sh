@@ -2,8 +2,9 @@
 # What declaring and calling ops costs a user's release build. Generates a small binary crate that
 # depends on this checkout, in three variants: no ops; ten user-declared ops that main never calls;
 # the same ten ops each called on one data type; two ops called through every entry point (typed CPU
-# calls, in place, knn, and the GPU through run_on and knn_on). For each: one warm-up build, then three rebuilds
-# after touching main.rs, and the median wall time. Usage: bash benches/compile_cost.sh [runs]
+# calls, in place, knn, and the GPU through run_on and knn_on); one pairwise sum of `a & !b`. For each: one
+# warm-up build, then three rebuilds after touching main.rs, and the median wall time.
+# Usage: bash benches/compile_cost.sh [runs]; VARIANTS="pairwise called" picks some.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 runs="${1:-3}"
@@ -127,8 +128,27 @@ $entries_calls
     Ok(())
 }"
 
+# A pairwise sum of a two-input function that has no tile of its own in the runtime (`a & !b`),
+# called all-pairs and through knn: the runtime computes it from `|a & b|` and the rows' counts,
+# so the crate compiles no tile.
+make_crate pairwise '
+use tensorbits::{bitwise_op, Tensor};
+
+#[bitwise_op(inputs = [a, b], compute = (a & !b).count_ones(), reduce = sum, pairwise, output = [u32], support(EXT = [u8, u16, u32, u64]))]
+pub struct OnlyA;
+
+fn main() -> Result<(), tensorbits::Error> {
+    let a = Tensor::from_vec((0..64u32).collect(), &[8, 8])?;
+    let b = Tensor::from_vec((0..64u32).map(|x| x * 7).collect(), &[8, 8])?;
+    let mut sum = OnlyA::run(&a, &b)?.data()[3] as u64;
+    let (d, i) = OnlyA::knn(&a, &b, 3)?;
+    sum += d.data()[0] as u64 + i.data()[0] as u64;
+    println!("{sum}");
+    Ok(())
+}'
+
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-for v in none declared called entries; do
+for v in ${VARIANTS:-none declared called entries pairwise}; do
     (cd "$work/$v" && cargo build --release -q)
     times=()
     for _ in $(seq "$runs"); do

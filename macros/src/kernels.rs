@@ -262,20 +262,29 @@ pub fn gpu_kernels(m: &Model) -> TokenStream {
     }
 }
 
-/// The pair kernel compiled into the runtime for a pairwise sum of the bit counts of XOR, XNOR, AND
-/// or OR of the two inputs (written any way: `!(a ^ b)`, `!a ^ b`, `(b & a)` ...), found by the
-/// expression's truth table. Other expressions get the runtime's generic tiles, compiled in the
-/// user's crate.
+/// The pair kernel compiled into the runtime for a pairwise sum of the bit counts of any function
+/// of the two inputs' bits (written any way: `!(a ^ b)`, `!a ^ b`, `(b & a)`, `a & !b` ...), found
+/// by the expression's truth table: XOR, XNOR, AND and OR have tiles of their own, every other
+/// table the runtime's `pair_table` (from `|a & b|` and the rows' counts). Other expressions
+/// (shifts, literals) get the runtime's generic tiles, compiled in the user's crate.
 pub fn pair_form(m: &Model) -> Option<TokenStream> {
     if !m.pairwise || m.reduce != Some(ReduceOp::Sum) {
         return None;
     }
-    let f = match m.compute.truth_table()? {
+    let table = m.compute.truth_table()?;
+    let f = match table {
         0b0110 => "pair_xor",
         0b1001 => "pair_xnor",
         0b1000 => "pair_and",
         0b1110 => "pair_or",
-        _ => return None,
+        _ => {
+            return Some(quote! {
+                |task: &::tensorbits::__private::PairTask<'_>,
+                 out: &mut ::tensorbits::__private::PairOut<'_, '_>| {
+                    ::tensorbits::__private::pair_table(task, out, #table)
+                }
+            });
+        }
     };
     let f = format_ident!("{f}");
     Some(quote!(::tensorbits::__private::#f))

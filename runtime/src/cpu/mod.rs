@@ -31,7 +31,7 @@ use bytemuck::Pod;
 
 pub use isa::{CPU_ENV, instruction_set};
 #[doc(hidden)]
-pub use pair::{pair, pair_and, pair_or, pair_xnor, pair_xor};
+pub use pair::{pair, pair_and, pair_or, pair_table, pair_xnor, pair_xor};
 pub use tuning::{PARALLEL_BYTES, STREAM_BYTES};
 
 /// Output size from which the pairwise kernels store around the caches: [`STREAM_BYTES`], or a

@@ -97,6 +97,78 @@ pair_forms! {
     pair_or, OrForm, |x| L::or(x[0], x[1]);
 }
 
+thread_local! {
+    /// [`pair_table`]'s counts of `a & b` and of `b`'s rows, kept between calls.
+    static TABLE_TILE: std::cell::Cell<(Vec<u64>, Vec<i64>)> =
+        const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+}
+
+/// The pair kernel of the sums of `f(a, b).count_ones()` for any function `f` of the two inputs'
+/// bits, given by its truth table `t` (bit `2 * x + y` is `f` on a bit `x` of `a` and `y` of `b`),
+/// compiled here once: an op that declares any such sum instantiates no tile. Over the `W` bits of
+/// two codes, with `n = |a & b|`,
+///
+/// `count = f(0,0) W + (f(1,0) - f(0,0)) |a| + (f(0,1) - f(0,0)) |b|
+///          + (f(1,1) - f(1,0) - f(0,1) + f(0,0)) n`,
+///
+/// since the bits where both are one number `n`, where only `a` is one `|a| - n`, where only `b`
+/// is `|b| - n`, and where neither is `W - |a| - |b| + n`. `n` comes from [`pair_and`]'s tile,
+/// the rows' counts from their bytes; the bits past a code's valid ones are zero, as they are for
+/// every pair kernel, and the caller takes off what `f(0, 0)` counts there.
+#[doc(hidden)]
+pub fn pair_table(task: &PairTask<'_>, out: &mut PairOut<'_, '_>, t: u8) {
+    let f = |x: u8, y: u8| i64::from((t >> (2 * x + y)) & 1);
+    let (c_w, c_a, c_b) = (f(0, 0), f(1, 0) - f(0, 0), f(0, 1) - f(0, 0));
+    let c_n = f(1, 1) - f(1, 0) - f(0, 1) + f(0, 0);
+    let (ni, nj) = (task.a_rows, task.b_rows);
+    let bytes = task.k * task.elem_size;
+    let bits = i64::try_from(bytes * 8).unwrap_or(i64::MAX);
+    let (mut tile, mut b_ones) = TABLE_TILE.take();
+    tile.clear();
+    tile.resize(ni * nj, 0);
+    if c_n != 0 && bytes > 0 {
+        pair_form::<AndForm>(task, &mut PairOut::tile(&mut tile, nj.max(1)));
+    }
+    b_ones.clear();
+    b_ones.extend((0..nj).map(|j| match c_b {
+        0 => 0,
+        _ => ones(&task.b[j * task.b_stride..][..bytes]),
+    }));
+    let mut row = [0u64; 64];
+    for i in 0..ni {
+        let a_ones = match c_a {
+            0 => 0,
+            _ => ones(&task.a[i * task.a_stride..][..bytes]),
+        };
+        let base = c_w * bits + c_a * a_ones;
+        for j0 in (0..nj).step_by(row.len()) {
+            let part = &mut row[..(nj - j0).min(64)];
+            for (c, v) in part.iter_mut().enumerate() {
+                let j = j0 + c;
+                // A count of `f` over the codes' bits: at least 0 and at most their bits.
+                *v = (base + c_b * b_ones[j] + c_n * tile[i * nj + j] as i64) as u64;
+            }
+            out.put_run(i, j0, part);
+        }
+    }
+    TABLE_TILE.set((tile, b_ones));
+}
+
+/// The ones in `bytes`.
+fn ones(bytes: &[u8]) -> i64 {
+    let mut words = bytes.chunks_exact(8);
+    let mut n: u64 = words
+        .by_ref()
+        .map(|w| u64::from(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])).count_ones()))
+        .sum();
+    n += words
+        .remainder()
+        .iter()
+        .map(|&b| u64::from(b.count_ones()))
+        .sum::<u64>();
+    n as i64
+}
+
 /// A sum's tile on whole words: `b` packed, or as it lies; codes of no bytes sum to nothing.
 #[inline(always)]
 fn pair_form<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
