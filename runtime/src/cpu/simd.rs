@@ -14,6 +14,7 @@ use super::isa::{Isa, isa};
 use super::kernel;
 use super::tiles;
 use super::tiles::Scalar;
+#[cfg(target_arch = "x86_64")]
 use super::tuning::SMALL_BYTES;
 #[cfg(target_arch = "x86_64")]
 use super::wide;
@@ -281,12 +282,12 @@ pub(crate) fn stream_rows(bytes: usize) -> usize {
         };
     }
     #[cfg(target_arch = "x86_64")]
-    if bytes < 64 && wide::window_words(bytes) == 8 && super::isa::avx512bw() {
+    if bytes < 64 && tiles::window_words(bytes) == 8 && super::isa::avx512bw() {
         return STREAM_ROWS / 2;
     }
     if bytes <= 8 {
         usize::MAX
-    } else if bytes < 64 && !bytes.is_multiple_of(4) && wide::window_words(bytes) == 8 {
+    } else if bytes < 64 && !bytes.is_multiple_of(4) && tiles::window_words(bytes) == 8 {
         4
     } else if bytes <= 32 {
         STREAM_ROWS
@@ -305,6 +306,7 @@ pub(crate) fn stream_rows(bytes: usize) -> usize {
 /// bytes, 12 or more for 48, 32 or more for longer ones) split into tasks of about a dozen, and
 /// knn's into blocks of eight, for which the tile was ahead.
 #[inline(always)]
+#[cfg(target_arch = "x86_64")]
 fn packed_stream_rows(bytes: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
     if long_avx2(bytes) {

@@ -56,6 +56,7 @@ pub const STREAM_BYTES: usize = 8 << 20;
 
 /// Codes in a row from which the wide tile aligns its stores: below, the extra codes it takes to
 /// align cost more than the split stores they avoid. `python3 benches/grid.py --db 1000,10000`.
+#[cfg(target_arch = "x86_64")]
 pub(crate) const ALIGN_FROM: usize = 256;
 
 // Tiles and blocks.
@@ -89,10 +90,12 @@ pub(crate) const DIRECT_BYTES: usize = 8 * CHUNK_BYTES;
 /// Output bytes up to which the hot loops run their AVX2 version where AVX-512 is present: a few
 /// hundred bytes straddle cache lines on the allocator's 16-byte alignment, and cores that split
 /// 512-bit operations gain nothing. `cargo bench --bench cpu -- tiny`.
+#[cfg(target_arch = "x86_64")]
 pub(crate) const SMALL_BYTES: usize = 1024;
 
 /// Words in a code above which the AVX2 word tile counts by `popcnt` rather than the compiler's
 /// vectorized count. `python3 benches/grid.py --isa avx2 --sizes 8,32,64 --queries 1`.
+#[cfg(target_arch = "x86_64")]
 pub(crate) const AVX2_POPCNT_WORDS: usize = 4;
 
 /// The largest distance (bits per code) for which knn counts candidates per distance value

@@ -11,7 +11,7 @@
 )]
 
 use super::kernel::Dist;
-use super::tiles::{Block, WordCount, blocks_fit, padding_count};
+use super::tiles::{Block, WordCount, blocks_fit, padding_count, window_words};
 use super::tuning::ALIGN_FROM;
 use crate::element::{Lanes, WideExpr};
 use crate::op::{PairOut, PairTask};
@@ -1300,16 +1300,6 @@ impl<E: WideExpr, const TAIL: bool, const VP: bool> Group for Regs<E, TAIL, VP> 
             self.isa.code_sums(p)
         }
     }
-}
-
-/// Words per window of [`Avx512::stream_windows`] for codes of `bytes` bytes (2 or 4), or 8
-/// where they fit no smaller window: the least `L` such that every code of a register of
-/// `8 / L` windows lies in its window of `L * 8` bytes from the 32-bit piece it starts in.
-pub(super) fn window_words(bytes: usize) -> usize {
-    [2, 4]
-        .into_iter()
-        .find(|&l| (0..8 / l).all(|w| (w * bytes) % 4 + bytes <= l * 8))
-        .unwrap_or(8)
 }
 
 /// [`Avx512::stream_windows`]' groups: eight codes of `bytes` bytes from `b`, `8 / L` per
