@@ -175,6 +175,79 @@ fn modules_depend_on_earlier_layers_only() {
     assert!(bad.is_empty(), "layering broken:\n{}", bad.join("\n"));
 }
 
+/// The items of `cpu/mod.rs` (not its child modules) that a file in `cpu/` names, with their
+/// lines: `super::item` or `crate::cpu::item` in code, outside the file's test module (where
+/// `super` is the file itself).
+fn parent_items(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with("#[cfg(") && line.contains("test") {
+            break;
+        }
+        let code = line.split("//").next().unwrap();
+        for prefix in ["super::", "crate::cpu::"] {
+            let mut rest = code;
+            while let Some(at) = rest.find(prefix) {
+                let before = &rest[..at];
+                let after = &rest[at + prefix.len()..];
+                rest = after;
+                // `super::super::x` names the crate's `cpu`, `crate::cpu::super` nothing.
+                if let Some(up) = after.strip_prefix("super::") {
+                    rest = up.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_');
+                    continue;
+                }
+                if prefix == "super::" && before.ends_with("cpu::") {
+                    continue;
+                }
+                let names: Vec<String> = match after.strip_prefix('{') {
+                    Some(g) => g[..g.find('}').unwrap_or(g.len())]
+                        .split(',')
+                        .map(|n| n.trim().split("::").next().unwrap().trim().to_owned())
+                        .collect(),
+                    None => vec![
+                        after
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect(),
+                    ],
+                };
+                for n in names {
+                    if !n.is_empty() && n != "super" && !CPU_ORDER.contains(&n.as_str()) {
+                        out.push((i + 1, n));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `cpu/mod.rs` is the layer's entry points, above every file in it: no file in `cpu/` names an
+/// item of it (the constants they share live in `tuning.rs`, the shared helpers in the lowest file
+/// that needs them).
+#[test]
+fn cpu_files_do_not_use_their_parent() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cpu");
+    let mut files = Vec::new();
+    sources(&dir, &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let name = module_of(&dir, &f);
+        if name == "mod" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (line, item) in parent_items(&text) {
+            bad.push(format!("cpu/{name}.rs:{line}: uses `{item}` of cpu/mod.rs"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "children using their parent:\n{}",
+        bad.join("\n")
+    );
+}
+
 #[test]
 fn every_cpu_file_has_a_place_in_the_order() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cpu");
@@ -196,6 +269,14 @@ fn the_scan_sees_a_violation() {
     assert_eq!(paths, vec![(1, "api".to_owned(), Some("typed".to_owned()))]);
     let grouped = crate_paths("use crate::{Tensor, validate::desc};");
     assert_eq!(grouped.len(), 2);
+    let parent = parent_items(
+        "use super::{FOLD_ROWS, simd};\nlet x = super::super::a + crate::cpu::walk::b + super::c();\n\
+         #[cfg(test)]\nmod tests { use super::d; }",
+    );
+    assert_eq!(
+        parent,
+        vec![(1, "FOLD_ROWS".to_owned()), (2, "c".to_owned())]
+    );
     let names = reexports("pub use api::tensor::{Tensor, TensorView};\npub use op::Call;");
     assert_eq!(names.get("Tensor").map(String::as_str), Some("api"));
     assert_eq!(names.get("Call").map(String::as_str), Some("op"));

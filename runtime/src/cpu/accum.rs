@@ -74,3 +74,19 @@ pub(crate) fn fold_columns(op: ReduceOp, acc: &mut [u64], src: &[u8], es: usize)
         _ => go::<u64>(op, acc, src),
     }
 }
+
+/// The code of a reduction in a fused fold kernel's const parameter (see `fold_bits`).
+#[doc(hidden)]
+pub const fn fold_code(op: crate::op::ReduceOp) -> u8 {
+    match op {
+        crate::op::ReduceOp::Sum => FOLD_SUM,
+        crate::op::ReduceOp::And => FOLD_AND,
+        crate::op::ReduceOp::Or => FOLD_OR,
+        crate::op::ReduceOp::Xor => FOLD_XOR,
+    }
+}
+
+pub(crate) const FOLD_SUM: u8 = 0;
+pub(crate) const FOLD_AND: u8 = 1;
+pub(crate) const FOLD_OR: u8 = 2;
+pub(crate) const FOLD_XOR: u8 = 3;

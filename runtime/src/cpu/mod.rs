@@ -29,24 +29,14 @@ mod wide;
 use crate::element::Word;
 use bytemuck::Pod;
 
+pub use accum::fold_code;
 pub use isa::{CPU_ENV, instruction_set};
 #[doc(hidden)]
 pub use pair::{pair, pair_and, pair_or, pair_table, pair_xnor, pair_xor};
+use tuning::FOLD_ROWS;
 pub use tuning::{PARALLEL_BYTES, STREAM_BYTES};
-
-/// Output size from which the pairwise kernels store around the caches: [`STREAM_BYTES`], or a
-/// quarter of the last-level cache where that is larger. Below, the output can stay in a large
-/// cache, which normal stores then hit (`python3 benches/grid.py --queries 100,1000 --db 100000`).
-pub(crate) fn pair_stream_bytes() -> usize {
-    #[cfg(target_arch = "x86_64")]
-    {
-        STREAM_BYTES.max(isa::last_cache_bytes() / 4)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        STREAM_BYTES
-    }
-}
+pub(crate) use walk::each_offset;
+use walk::{with_copies, zeroed_padding};
 
 /// An op's kernel over contiguous runs, for words `W` in and `O` out: what every generated
 /// [`MapKernel`](crate::op::MapKernel) calls with the op's element function. Inputs of exactly the
@@ -102,22 +92,6 @@ fn map_copied<W: Word, O: Pod, const N: usize>(
     out[..n * size_of::<O>()].copy_from_slice(bytemuck::cast_slice(&o));
 }
 
-/// The code of a reduction in a fused fold kernel's const parameter (see [`fold`]).
-#[doc(hidden)]
-pub const fn fold_code(op: crate::op::ReduceOp) -> u8 {
-    match op {
-        crate::op::ReduceOp::Sum => FOLD_SUM,
-        crate::op::ReduceOp::And => FOLD_AND,
-        crate::op::ReduceOp::Or => FOLD_OR,
-        crate::op::ReduceOp::Xor => FOLD_XOR,
-    }
-}
-
-const FOLD_SUM: u8 = 0;
-const FOLD_AND: u8 = 1;
-const FOLD_OR: u8 = 2;
-const FOLD_XOR: u8 = 3;
-
 /// An op's fused kernel for a sum of counts, over words `W`: what every generated
 /// [`FoldKernel`](crate::op::FoldKernel) of a `reduce = sum` op calls with its element function `f`.
 ///
@@ -169,9 +143,6 @@ pub fn fold_bits<W: Word, const N: usize, const OP: u8>(
         simd::fold_bits::<W, N, OP>(&groups[..g], acc, row, &f);
     }
 }
-
-/// Rows of inputs a fused kernel takes in per call, column by column (see [`fold_count`]).
-pub(crate) const FOLD_ROWS: usize = 4;
 
 /// The lanes of a fused kernel's inputs, as groups of `N` (one group, or up to [`FOLD_ROWS`] of
 /// them column by column), each the elements the call reads, if all are aligned and long enough.
@@ -238,92 +209,6 @@ pub(crate) fn execute(
         epilogue(plan, out, e);
     }
     Ok(())
-}
-
-/// For a plan with valid bits whose last element of each row holds padding: copies of the inputs
-/// with that padding zeroed, when some of it is not zero already (`np.packbits` pads with zeros,
-/// so codes it made are used as they are). `None` when the inputs serve as they are; see
-/// [`with_copies`].
-pub(crate) fn zeroed_padding(
-    plan: &crate::Plan,
-    inputs: &[crate::InputBuffer<'_>],
-) -> Option<Vec<Option<Vec<u8>>>> {
-    let pad = plan.pad?;
-    let es = plan.in_dtype.size();
-    // The byte offset of each row's last element in input `i`.
-    let rows = |i: usize, f: &mut dyn FnMut(usize)| {
-        if let Some((dims, base)) = plan.padded_rows(i) {
-            each_offset(&dims, base, |at| f(at * es));
-        }
-    };
-    let mask = pad.mask.to_le_bytes();
-    let mut any = false;
-    for (i, input) in inputs.iter().enumerate() {
-        if let crate::InputBuffer::Bytes(b) = input {
-            rows(i, &mut |at| {
-                any |= b[at..at + es].iter().zip(mask).any(|(x, m)| x & m != 0);
-            });
-        }
-    }
-    if !any {
-        return None;
-    }
-    let copies = inputs
-        .iter()
-        .enumerate()
-        .map(|(i, input)| match input {
-            crate::InputBuffer::Bytes(b) => {
-                let mut c = b.to_vec();
-                rows(i, &mut |at| {
-                    for (x, m) in c[at..at + es].iter_mut().zip(mask) {
-                        *x &= !m;
-                    }
-                });
-                Some(c)
-            }
-            crate::InputBuffer::Output => None,
-        })
-        .collect();
-    Some(copies)
-}
-
-/// The inputs with the copies [`zeroed_padding`] made in place of the originals.
-pub(crate) fn with_copies<'a>(
-    inputs: &[crate::InputBuffer<'a>],
-    copies: &'a [Option<Vec<u8>>],
-) -> Vec<crate::InputBuffer<'a>> {
-    inputs
-        .iter()
-        .zip(copies)
-        .map(|(i, c)| c.as_deref().map_or(*i, crate::InputBuffer::Bytes))
-        .collect()
-}
-
-/// Calls `f` with the offset of every element of the dimensions `(size, stride)` from `base`, the
-/// last dimension fastest. None for an empty dimension.
-pub(crate) fn each_offset(dims: &[(usize, usize)], base: usize, mut f: impl FnMut(usize)) {
-    if dims.iter().any(|&(n, _)| n == 0) {
-        return;
-    }
-    let mut idx = [0usize; crate::MAX_RANK];
-    let mut at = base;
-    loop {
-        f(at);
-        let mut d = dims.len();
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            idx[d] += 1;
-            at += dims[d].1;
-            if idx[d] < dims[d].0 {
-                break;
-            }
-            at -= dims[d].1 * dims[d].0;
-            idx[d] = 0;
-        }
-    }
 }
 
 /// Maps every result of a sum, written as a count, through an affine `compute`'s epilogue, in

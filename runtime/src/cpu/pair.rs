@@ -130,13 +130,23 @@ pub fn pair_table(task: &PairTask<'_>, out: &mut PairOut<'_, '_>, t: u8) {
         pair_form::<AndForm>(task, &mut PairOut::tile(&mut tile, nj.max(1)));
     }
     b_ones.clear();
-    b_ones.extend((0..nj).map(|j| match c_b {
-        0 => 0,
-        _ => ones(&task.b[j * task.b_stride..][..bytes]),
+    // `b`'s rows as they lie, or (where the driver packed them, and may not pass them as bytes)
+    // each row's lane of its block's words: the words past a code's end are zero.
+    let ww = task.wide_words;
+    b_ones.extend((0..nj).map(|j| {
+        match (c_b, task.packed) {
+            _ if bytes == 0 => 0,
+            (0, _) => 0,
+            (_, Some(p)) => (0..ww)
+                .map(|w| i64::from(p[((j / 8) * ww + w) * 8 + j % 8].count_ones()))
+                .sum(),
+            (_, None) => ones(&task.b[j * task.b_stride..][..bytes]),
+        }
     }));
     let mut row = [0u64; 64];
     for i in 0..ni {
         let a_ones = match c_a {
+            _ if bytes == 0 => 0,
             0 => 0,
             _ => ones(&task.a[i * task.a_stride..][..bytes]),
         };
@@ -663,7 +673,8 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
     // in the output type; others go through a tile of `u64`s scattered to their strides. `out`
     // starts at row `origin` of the batch's output.
     // An output past the caches is written around them where a kernel can.
-    let non_temporal = s.m.saturating_mul(s.n).saturating_mul(oes) >= super::pair_stream_bytes();
+    let non_temporal =
+        s.m.saturating_mul(s.n).saturating_mul(oes) >= super::stream::pair_stream_bytes();
     let rows_of =
         |bt: &Batch<'_>, (i0, i1): (usize, usize), out: &mut [u8], origin: usize, so_m: usize| {
             let (mut tile, mut pbuf) = (Vec::new(), Vec::new());
@@ -811,8 +822,8 @@ pub(crate) fn knn(
     pair: PairRef<'_>,
     mut out: KnnOut<'_>,
 ) -> Result<()> {
-    let copies = super::zeroed_padding(plan, inputs);
-    let zeroed = copies.as_ref().map(|c| super::with_copies(inputs, c));
+    let copies = super::walk::zeroed_padding(plan, inputs);
+    let zeroed = copies.as_ref().map(|c| super::walk::with_copies(inputs, c));
     let inputs = zeroed.as_deref().unwrap_or(inputs);
     let s = shape(plan);
     let work = (s.m * s.n).saturating_mul(s.k.max(1)).saturating_mul(s.es);

@@ -11,9 +11,8 @@
 //! over rayon's thread pool, over outputs when there are enough of them, else over the reduced
 //! elements with partial accumulators combined at the end.
 
-use super::FOLD_ROWS;
 use super::accum::{fold_columns, fold_into, identity, intermediate_size};
-use super::tuning::{CHUNK_BYTES, DIRECT_BYTES, PARALLEL_BYTES};
+use super::tuning::{CHUNK_BYTES, DIRECT_BYTES, FOLD_ROWS, PARALLEL_BYTES};
 use super::walk::{Kernel, gather, scratch_bytes};
 use crate::MAX_INPUTS;
 use crate::element::{write_elem, write_run};

@@ -8,6 +8,7 @@
     reason = "target-feature dispatch and SSE2 intrinsics; each use states its safety"
 )]
 
+use super::accum::{FOLD_AND, FOLD_OR};
 use super::isa::multiversion;
 #[cfg(target_arch = "x86_64")]
 use super::isa::{Isa, isa};
@@ -18,7 +19,6 @@ use super::tiles::Scalar;
 use super::tuning::SMALL_BYTES;
 #[cfg(target_arch = "x86_64")]
 use super::wide;
-use super::{FOLD_AND, FOLD_OR};
 use crate::element::{WideExpr, Word};
 use crate::op::{PairOut, PairTask};
 use bytemuck::Pod;
@@ -101,7 +101,7 @@ multiversion! {
 }
 
 multiversion! {
-    /// The fused loop of a bitwise reduction `OP` (a [`fold_code`](super::fold_code)): elements
+    /// The fused loop of a bitwise reduction `OP` (a [`fold_code`](super::accum::fold_code)): elements
     /// combined at their own width within a row, zero-extended into the accumulators.
     #[inline]
     pub(crate) fn fold_bits[W: Word, const N: usize, const OP: u8][W, N, OP](
@@ -808,7 +808,7 @@ mod tests {
                     };
                     let c0 = base(&|acc| super::fold_count::baseline(&used[..g], acc, row, &count));
                     let x0 = base(&|acc| {
-                        super::fold_bits::baseline::<W, 2, { super::super::FOLD_XOR }>(
+                        super::fold_bits::baseline::<W, 2, { super::super::accum::FOLD_XOR }>(
                             &used[..g],
                             acc,
                             row,
@@ -842,7 +842,7 @@ mod tests {
                         });
                         // SAFETY: AVX2 was detected on this CPU.
                         let x = base(&|acc| unsafe {
-                            super::fold_bits::avx2::<W, 2, { super::super::FOLD_XOR }>(
+                            super::fold_bits::avx2::<W, 2, { super::super::accum::FOLD_XOR }>(
                                 &used[..g],
                                 acc,
                                 row,
@@ -858,7 +858,7 @@ mod tests {
                         });
                         // SAFETY: as above.
                         let x = base(&|acc| unsafe {
-                            super::fold_bits::avx512::<W, 2, { super::super::FOLD_XOR }>(
+                            super::fold_bits::avx512::<W, 2, { super::super::accum::FOLD_XOR }>(
                                 &used[..g],
                                 acc,
                                 row,

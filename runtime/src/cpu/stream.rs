@@ -44,6 +44,22 @@ pub(crate) fn fence() {
     };
 }
 
+/// Output size from which the pairwise kernels store around the caches:
+/// [`STREAM_BYTES`](super::tuning::STREAM_BYTES), or a quarter of the last-level cache where that
+/// is larger. Below, the output can stay in a large
+/// cache, which normal stores then hit (`python3 benches/grid.py --queries 100,1000 --db 100000`).
+pub(crate) fn pair_stream_bytes() -> usize {
+    use super::tuning::STREAM_BYTES;
+    #[cfg(target_arch = "x86_64")]
+    {
+        STREAM_BYTES.max(super::isa::last_cache_bytes() / 4)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        STREAM_BYTES
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

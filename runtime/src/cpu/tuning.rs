@@ -85,6 +85,10 @@ pub(crate) const CHUNK_BYTES: usize = 8192;
 /// `tensorbits bench bitwise_count_sum --shape 4096,4096`.
 pub(crate) const DIRECT_BYTES: usize = 8 * CHUNK_BYTES;
 
+/// Rows of inputs a reduction's fused kernel takes in per call when it reduces column by column.
+/// `tensorbits bench bitwise_count_sum --shape 64,65536 --axis 0`.
+pub(crate) const FOLD_ROWS: usize = 4;
+
 // Kernel choice.
 
 /// Output bytes up to which the hot loops run their AVX2 version where AVX-512 is present: a few

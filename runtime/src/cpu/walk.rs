@@ -321,3 +321,89 @@ fn scatter_as<T: Pod>(out: &mut [u8], first: usize, stride: usize, src: &[u8]) {
         out[at..at + s].copy_from_slice(bytemuck::bytes_of(v));
     }
 }
+
+/// For a plan with valid bits whose last element of each row holds padding: copies of the inputs
+/// with that padding zeroed, when some of it is not zero already (`np.packbits` pads with zeros,
+/// so codes it made are used as they are). `None` when the inputs serve as they are; see
+/// [`with_copies`].
+pub(crate) fn zeroed_padding(
+    plan: &crate::Plan,
+    inputs: &[crate::InputBuffer<'_>],
+) -> Option<Vec<Option<Vec<u8>>>> {
+    let pad = plan.pad?;
+    let es = plan.in_dtype.size();
+    // The byte offset of each row's last element in input `i`.
+    let rows = |i: usize, f: &mut dyn FnMut(usize)| {
+        if let Some((dims, base)) = plan.padded_rows(i) {
+            each_offset(&dims, base, |at| f(at * es));
+        }
+    };
+    let mask = pad.mask.to_le_bytes();
+    let mut any = false;
+    for (i, input) in inputs.iter().enumerate() {
+        if let crate::InputBuffer::Bytes(b) = input {
+            rows(i, &mut |at| {
+                any |= b[at..at + es].iter().zip(mask).any(|(x, m)| x & m != 0);
+            });
+        }
+    }
+    if !any {
+        return None;
+    }
+    let copies = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| match input {
+            crate::InputBuffer::Bytes(b) => {
+                let mut c = b.to_vec();
+                rows(i, &mut |at| {
+                    for (x, m) in c[at..at + es].iter_mut().zip(mask) {
+                        *x &= !m;
+                    }
+                });
+                Some(c)
+            }
+            crate::InputBuffer::Output => None,
+        })
+        .collect();
+    Some(copies)
+}
+
+/// The inputs with the copies [`zeroed_padding`] made in place of the originals.
+pub(crate) fn with_copies<'a>(
+    inputs: &[crate::InputBuffer<'a>],
+    copies: &'a [Option<Vec<u8>>],
+) -> Vec<crate::InputBuffer<'a>> {
+    inputs
+        .iter()
+        .zip(copies)
+        .map(|(i, c)| c.as_deref().map_or(*i, crate::InputBuffer::Bytes))
+        .collect()
+}
+
+/// Calls `f` with the offset of every element of the dimensions `(size, stride)` from `base`, the
+/// last dimension fastest. None for an empty dimension.
+pub(crate) fn each_offset(dims: &[(usize, usize)], base: usize, mut f: impl FnMut(usize)) {
+    if dims.iter().any(|&(n, _)| n == 0) {
+        return;
+    }
+    let mut idx = [0usize; crate::MAX_RANK];
+    let mut at = base;
+    loop {
+        f(at);
+        let mut d = dims.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            at += dims[d].1;
+            if idx[d] < dims[d].0 {
+                break;
+            }
+            at -= dims[d].1 * dims[d].0;
+            idx[d] = 0;
+        }
+    }
+}
