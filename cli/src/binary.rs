@@ -139,7 +139,9 @@ pub fn binarize(a: BinarizeArgs) -> Result<(), Fail> {
     loadable(DataType::U8, &shape)?;
     let codes = match device(a.device, x.bytes.len() as u128)? {
         None => {
+            // The description's buffer is rounded up to 4 bytes; the codes are the elements.
             let mut codes = TensorDesc::new(DataType::U8, &shape)?.zeroed_buffer("codes")?;
+            codes.truncate(shape.iter().product());
             tensorbits::binarize_bytes(&x.desc, &x.bytes, &t, order, &mut codes)?;
             codes
         }
