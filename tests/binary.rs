@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::Rng;
+use common::{Rng, knn_reference};
 use tensorbits::{
     BitOrder, Call, DataType, Element, Error, Op, Options, Target, Tensor, bitwise_op, ops,
 };
@@ -152,24 +152,6 @@ fn binary_dot_is_the_dot_product_of_signs() {
             case!(u64, i32);
         }
     }
-}
-
-/// The reference knn: every row's `(value, index)` pairs, best first (largest or smallest), ties by
-/// the lower index, cut to `k`.
-fn knn_reference(values: &[i64], n: usize, k: usize, largest: bool) -> Vec<Vec<(i64, i64)>> {
-    values
-        .chunks(n)
-        .map(|row| {
-            let mut v: Vec<(i64, i64)> = row
-                .iter()
-                .enumerate()
-                .map(|(j, &d)| (d, j as i64))
-                .collect();
-            v.sort_by_key(|&(d, j)| (if largest { -d } else { d }, j));
-            v.truncate(k);
-            v
-        })
-        .collect()
 }
 
 /// knn's results as `(value, index)` pairs, row after row.

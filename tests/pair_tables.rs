@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::Rng;
+use common::{Rng, knn_reference};
 use tensorbits::{BitOrder, Options, Target, Tensor, bitwise_op};
 
 /// One op's sums and knn of `c`'s codes as `$t`.
@@ -112,23 +112,6 @@ fn reference(c: &Codes, bits: usize, order: BitOrder, table: u8) -> Vec<i64> {
     out
 }
 
-/// Each row's `k` best of `values` (`n` a row), ties by the lower index.
-fn best(values: &[i64], n: usize, k: usize, largest: bool) -> Vec<(i64, i64)> {
-    values
-        .chunks(n)
-        .flat_map(|row| {
-            let mut v: Vec<(i64, i64)> = row
-                .iter()
-                .enumerate()
-                .map(|(j, &d)| (d, j as i64))
-                .collect();
-            v.sort_by_key(|&(d, j)| (if largest { -d } else { d }, j));
-            v.truncate(k);
-            v
-        })
-        .collect()
-}
-
 /// Fails at the first element where `got` and `want` differ, naming it.
 fn same<T: PartialEq + std::fmt::Debug>(got: &[T], want: &[T], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
@@ -190,12 +173,12 @@ fn every_function_of_two_bits_counts_exactly() {
                         let k = n.min(5);
                         same(
                             &near,
-                            &best(&want, n, k, false),
+                            &knn_reference(&want, n, k, false).concat(),
                             &format!("knn smallest: {what}"),
                         );
                         same(
                             &far,
-                            &best(&want, n, k, true),
+                            &knn_reference(&want, n, k, true).concat(),
                             &format!("knn largest: {what}"),
                         );
                         checked += 1;

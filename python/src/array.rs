@@ -27,20 +27,22 @@ pub(crate) fn empty<'py>(
     shape: &[usize],
     dtype: DataType,
 ) -> PyResult<Bound<'py, PyAny>> {
-    check_output(shape, dtype, "OutputTensor")?;
+    check_new(shape, &[dtype], "OutputTensor")?;
     static EMPTY: pyo3::sync::PyOnceLock<pyo3::Py<PyAny>> = pyo3::sync::PyOnceLock::new();
     EMPTY
         .import(py, "numpy", "empty")?
         .call1((shape.to_vec(), dtype.numpy_name()))
 }
 
-/// Refuses a new output of `shape` and `dtype` that this process could not hold with
-/// `MemoryError`, before numpy allocates it: numpy's allocator overcommits, and in a container the
-/// out-of-memory killer would end the process on the first writes past its limit.
-pub(crate) fn check_output(shape: &[usize], dtype: DataType, name: &str) -> PyResult<()> {
+/// Refuses new outputs of `shape`, one of each of `dtypes`, that this process could not hold
+/// together with `MemoryError`, before numpy allocates them: numpy's allocator overcommits (its
+/// pages are not resident until written, so outputs made together are checked together), and in a
+/// container the out-of-memory killer would end the process on the first writes past its limit.
+pub(crate) fn check_new(shape: &[usize], dtypes: &[DataType], name: &str) -> PyResult<()> {
+    let item: usize = dtypes.iter().map(|d| d.size()).sum();
     let bytes = shape
         .iter()
-        .try_fold(dtype.size(), |n, &d| n.checked_mul(d))
+        .try_fold(item, |n, &d| n.checked_mul(d))
         .unwrap_or(usize::MAX);
     tensorbits::check_allocation(bytes, name).map_err(py_err)
 }

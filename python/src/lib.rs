@@ -515,13 +515,11 @@ fn knn<'py>(
     let layouts: Vec<SignedLayout<'_>> = ins.iter().map(Arr::layout).collect();
     let orientation = tensorbits::orient(op, &call, &layouts, None, shape.len(), true);
     let bufs = Buffers::prepare(&ins, &orientation, None, op, false)?;
-    // Both arrays at once: numpy's pages are not resident until written.
-    let count = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
-    tensorbits::check_allocation(
-        count.map_or(usize::MAX, |c| c.saturating_mul(dist_dtype.size() + 8)),
+    array::check_new(
+        &shape,
+        &[dist_dtype, DataType::I64],
         "the distances and indices",
-    )
-    .map_err(py_err)?;
+    )?;
     let dist = array::empty(py, &shape, dist_dtype)?;
     let idx = array::empty(py, &shape, DataType::I64)?;
     let dv = Arr::read(&dist, "distances", true)?.target()?;

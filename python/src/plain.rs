@@ -150,7 +150,7 @@ fn new_array<'py>(
     dtype: DataType,
 ) -> PyResult<(Bound<'py, PyAny>, *mut u8)> {
     let sizes: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
-    crate::array::check_output(&sizes, dtype, "OutputTensor")?;
+    crate::array::check_new(&sizes, &[dtype], "OutputTensor")?;
     let mut dims = dims.to_vec();
     // SAFETY: the numpy API is loaded (the module imported numpy); `dims` holds `nd` sizes;
     // `PyArray_DescrFromType` returns a new reference that `PyArray_Empty` steals.
@@ -303,12 +303,11 @@ pub(crate) fn knn_plain<'py>(
     }
     let out_dtype = out_type(op, dtype, pa.dtype)?;
     let dims = [m as npy_intp, k as npy_intp];
-    // Both arrays at once: numpy's pages are not resident until written.
-    tensorbits::check_allocation(
-        (m * k).saturating_mul(out_dtype.size() + 8),
+    crate::array::check_new(
+        &[m, k],
+        &[out_dtype, DataType::I64],
         "the distances and indices",
-    )
-    .map_err(crate::py_err)?;
+    )?;
     let (dist, dd) = new_array(py, &dims, out_dtype)?;
     let (idx, id) = new_array(py, &dims, DataType::I64)?;
     let work = pa.bytes().max(pb.bytes());

@@ -140,3 +140,21 @@ pub fn input_coords(out_idx: &[usize], in_shape: &[usize], start: usize) -> Vec<
         })
         .collect()
 }
+
+/// The reference knn: every row's `(value, index)` pairs, best first (largest or smallest), ties by
+/// the lower index, cut to `k`.
+pub fn knn_reference(values: &[i64], n: usize, k: usize, largest: bool) -> Vec<Vec<(i64, i64)>> {
+    values
+        .chunks(n)
+        .map(|row| {
+            let mut v: Vec<(i64, i64)> = row
+                .iter()
+                .enumerate()
+                .map(|(j, &d)| (d, j as i64))
+                .collect();
+            v.sort_by_key(|&(d, j)| (if largest { -d } else { d }, j));
+            v.truncate(k);
+            v
+        })
+        .collect()
+}
