@@ -89,12 +89,20 @@ macro_rules! pair_forms {
 pair_forms! {
     /// Sums of `(a ^ b).count_ones()`.
     pair_xor, XorForm, |x| L::xor(x[0], x[1]);
-    /// Sums of `(!(a ^ b)).count_ones()`.
-    pair_xnor, XnorForm, |x| L::not(L::xor(x[0], x[1]));
     /// Sums of `(a & b).count_ones()`.
     pair_and, AndForm, |x| L::and(x[0], x[1]);
-    /// Sums of `(a | b).count_ones()`.
-    pair_or, OrForm, |x| L::or(x[0], x[1]);
+}
+
+/// Sums of `(!(a ^ b)).count_ones()`: the code's bits less [`pair_xor`]'s count.
+#[doc(hidden)]
+pub fn pair_xnor(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
+    pair_table(task, out, 0b1001)
+}
+
+/// Sums of `(a | b).count_ones()`: `|a| + |b|` less [`pair_and`]'s count.
+#[doc(hidden)]
+pub fn pair_or(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
+    pair_table(task, out, 0b1110)
 }
 
 thread_local! {
@@ -113,13 +121,24 @@ thread_local! {
 ///
 /// since the bits where both are one number `n`, where only `a` is one `|a| - n`, where only `b`
 /// is `|b| - n`, and where neither is `W - |a| - |b| + n`. `n` comes from [`pair_and`]'s tile,
-/// the rows' counts from their bytes; the bits past a code's valid ones are zero, as they are for
-/// every pair kernel, and the caller takes off what `f(0, 0)` counts there.
+/// the rows' counts from their bytes. Where the rows' counts cancel once `n` is written as
+/// `(|a| + |b| - |a ^ b|) / 2` (XOR and XNOR), the count is `c W + d |a ^ b|`, from
+/// [`pair_xor`]'s tile alone. The bits past a code's valid ones are zero, as they are for every
+/// pair kernel, and the caller takes off what `f(0, 0)` counts there.
 #[doc(hidden)]
 pub fn pair_table(task: &PairTask<'_>, out: &mut PairOut<'_, '_>, t: u8) {
     let f = |x: u8, y: u8| i64::from((t >> (2 * x + y)) & 1);
     let (c_w, c_a, c_b) = (f(0, 0), f(1, 0) - f(0, 0), f(0, 1) - f(0, 0));
-    let c_n = f(1, 1) - f(1, 0) - f(0, 1) + f(0, 0);
+    let mut c_n = f(1, 1) - f(1, 0) - f(0, 1) + f(0, 0);
+    // `c_a |a| + c_b |b| + c_n n` with `n = (|a| + |b| - x)/2` is `-c_n / 2 x` when these cancel.
+    let by_xor = c_n % 2 == 0 && c_n != 0 && c_a == -c_n / 2 && c_b == -c_n / 2;
+    let (c_a, c_b) = match by_xor {
+        true => {
+            c_n = -c_n / 2;
+            (0, 0)
+        }
+        false => (c_a, c_b),
+    };
     let (ni, nj) = (task.a_rows, task.b_rows);
     let bytes = task.k * task.elem_size;
     let bits = i64::try_from(bytes * 8).unwrap_or(i64::MAX);
@@ -127,7 +146,11 @@ pub fn pair_table(task: &PairTask<'_>, out: &mut PairOut<'_, '_>, t: u8) {
     tile.clear();
     tile.resize(ni * nj, 0);
     if c_n != 0 && bytes > 0 {
-        pair_form::<AndForm>(task, &mut PairOut::tile(&mut tile, nj.max(1)));
+        let mut counts = PairOut::tile(&mut tile, nj.max(1));
+        match by_xor {
+            true => pair_form::<XorForm>(task, &mut counts),
+            false => pair_form::<AndForm>(task, &mut counts),
+        }
     }
     b_ones.clear();
     // `b`'s rows as they lie, or (where the driver packed them, and may not pass them as bytes)
