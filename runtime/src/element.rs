@@ -288,12 +288,30 @@ pub(crate) fn write_elem(out: &mut [u8], at: usize, es: usize, v: u64) {
     out[at * es..at * es + es].copy_from_slice(&v.to_le_bytes()[..es]);
 }
 
-/// Writes eight accumulators as consecutive output elements of `S` bytes at the start of `out`:
-/// a fixed-size narrowing the compiler keeps in vector registers.
+/// An output's element size as the vector stores write it: 1, 2 or 4 bytes, else 8.
 #[inline(always)]
-pub(crate) fn write8<const S: usize>(out: &mut [u8], v: &[u64; 8]) {
-    for (d, x) in out[..8 * S].chunks_exact_mut(S).zip(v) {
-        d.copy_from_slice(&x.to_le_bytes()[..S]);
+pub(crate) fn out_size(es: usize) -> usize {
+    match es {
+        1 | 2 | 4 => es,
+        _ => 8,
+    }
+}
+
+/// Writes eight accumulators as consecutive output elements of `es` bytes ([`out_size`]) at the
+/// start of `out`: a fixed-size narrowing the compiler keeps in vector registers.
+#[inline(always)]
+pub(crate) fn write8(es: usize, out: &mut [u8], v: &[u64; 8]) {
+    #[inline(always)]
+    fn sized<const S: usize>(out: &mut [u8], v: &[u64; 8]) {
+        for (d, x) in out[..8 * S].chunks_exact_mut(S).zip(v) {
+            d.copy_from_slice(&x.to_le_bytes()[..S]);
+        }
+    }
+    match es {
+        1 => sized::<1>(out, v),
+        2 => sized::<2>(out, v),
+        4 => sized::<4>(out, v),
+        _ => sized::<8>(out, v),
     }
 }
 

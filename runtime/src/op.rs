@@ -169,19 +169,8 @@ impl PairOut<'_, '_> {
     /// registers.
     #[inline(always)]
     pub fn put8(&mut self, i: usize, j: usize, v: &[u64; 8]) {
-        match self.es {
-            1 => self.put8_sized::<1>(i, j, v),
-            2 => self.put8_sized::<2>(i, j, v),
-            4 => self.put8_sized::<4>(i, j, v),
-            _ => self.put8_sized::<8>(i, j, v),
-        }
-    }
-
-    /// [`put8`](Self::put8) where the output's element size `S` is known to be `es`.
-    #[inline(always)]
-    pub fn put8_sized<const S: usize>(&mut self, i: usize, j: usize, v: &[u64; 8]) {
-        debug_assert_eq!(S, self.es);
-        crate::element::write8::<S>(self.at(i, j), v);
+        let es = self.es;
+        crate::element::write8(es, self.at(i, j), v);
     }
 
     /// A view of results of type `T` (`u64`s, or knn's `u16`s) as a [`PairOut`] with rows of

@@ -5,7 +5,7 @@
 //! ([`pair_wide_body`], register-blocked over [`RB`] rows of `a`); anything else element by element
 //! ([`pair_elems_body`]).
 
-use crate::element::{WideExpr, Word, write8};
+use crate::element::{WideExpr, Word, out_size, write8};
 use crate::op::{PairOut, PairTask, ReduceOp};
 
 /// Rows of `a` at which packing `b` pays: below, each pair of rows is counted word by word on `b`
@@ -221,12 +221,13 @@ pub(crate) fn a_words<B: Block>(ww: usize) -> usize {
     if B::NIBBLES { 8 * ww } else { ww }
 }
 
-/// Whether a `blocks_out` of `B` for `R` rows of codes of `WW` words and `ES`-byte results finds
+/// Whether a `blocks_out` of `B` for `R` rows of codes of `WW` words and `es`-byte results finds
 /// every row's results inside `dst` (of `dst_len` bytes, rows `stride` bytes apart), every block
 /// inside `packed` and every row inside `aw`: checked once for the call, not per store.
 #[inline(always)]
 #[cfg(target_arch = "x86_64")]
-pub(crate) fn blocks_fit<B: Block, const WW: usize, const R: usize, const ES: usize>(
+pub(crate) fn blocks_fit<B: Block, const WW: usize, const R: usize>(
+    es: usize,
     aw: &[u64],
     packed: &[u64],
     blocks: usize,
@@ -235,7 +236,7 @@ pub(crate) fn blocks_fit<B: Block, const WW: usize, const R: usize, const ES: us
 ) -> bool {
     let fits = (R - 1)
         .checked_mul(stride)
-        .and_then(|x| x.checked_add(blocks * 8 * ES))
+        .and_then(|x| x.checked_add(blocks * 8 * out_size(es)))
         .is_some_and(|end| end <= dst_len);
     fits && packed.len() >= blocks * WW * 8 && aw.len() >= R * a_words::<B>(WW)
 }
@@ -370,16 +371,11 @@ fn blocks_out<E: WideExpr, B: Block, const R: usize>(
     out: &mut PairOut<'_, '_>,
     i0: usize,
 ) {
-    match out.es {
-        1 => blocks_es::<E, B, R, 1>(isa, aw, packed, ww, blocks, out, i0),
-        2 => blocks_es::<E, B, R, 2>(isa, aw, packed, ww, blocks, out, i0),
-        4 => blocks_es::<E, B, R, 4>(isa, aw, packed, ww, blocks, out, i0),
-        _ => blocks_es::<E, B, R, 8>(isa, aw, packed, ww, blocks, out, i0),
-    }
+    blocks_es::<E, B, R>(isa, aw, packed, ww, blocks, out, i0)
 }
 
 #[inline(always)]
-fn blocks_es<E: WideExpr, B: Block, const R: usize, const ES: usize>(
+fn blocks_es<E: WideExpr, B: Block, const R: usize>(
     isa: B,
     aw: &[u64],
     packed: &[u64],
@@ -391,7 +387,7 @@ fn blocks_es<E: WideExpr, B: Block, const R: usize, const ES: usize>(
     // Inlined, as every function of the tile is, so that it is compiled for the instruction set of
     // the version that calls it.
     #[inline(always)]
-    fn each<E: WideExpr, B: Block, const R: usize, const ES: usize, const WW: usize>(
+    fn each<E: WideExpr, B: Block, const R: usize, const WW: usize>(
         isa: B,
         aw: &[u64],
         packed: &[u64],
@@ -399,34 +395,35 @@ fn blocks_es<E: WideExpr, B: Block, const R: usize, const ES: usize>(
         out: &mut PairOut<'_, '_>,
         i0: usize,
     ) {
+        let es = out.es;
         match out.block_region(i0, 0, R, blocks * 8) {
-            Some((dst, stride)) => isa.blocks_out::<E, WW, R, ES>(aw, packed, blocks, dst, stride),
+            Some((dst, stride)) => isa.blocks_out::<E, WW, R>(es, aw, packed, blocks, dst, stride),
             None => {
                 for (jb, pb) in packed.chunks_exact(WW * 8).take(blocks).enumerate() {
                     let mut acc = [[0u64; 8]; R];
                     isa.block::<E, WW, R>(aw, pb, &mut acc);
                     for (r, acc_r) in acc.iter().enumerate() {
-                        out.put8_sized::<ES>(i0 + r, jb * 8, acc_r);
+                        out.put8(i0 + r, jb * 8, acc_r);
                     }
                 }
             }
         }
     }
     match ww {
-        1 => each::<E, B, R, ES, 1>(isa, aw, packed, blocks, out, i0),
-        2 => each::<E, B, R, ES, 2>(isa, aw, packed, blocks, out, i0),
-        3 => each::<E, B, R, ES, 3>(isa, aw, packed, blocks, out, i0),
-        4 => each::<E, B, R, ES, 4>(isa, aw, packed, blocks, out, i0),
-        5 => each::<E, B, R, ES, 5>(isa, aw, packed, blocks, out, i0),
-        6 => each::<E, B, R, ES, 6>(isa, aw, packed, blocks, out, i0),
-        8 => each::<E, B, R, ES, 8>(isa, aw, packed, blocks, out, i0),
-        16 => each::<E, B, R, ES, 16>(isa, aw, packed, blocks, out, i0),
+        1 => each::<E, B, R, 1>(isa, aw, packed, blocks, out, i0),
+        2 => each::<E, B, R, 2>(isa, aw, packed, blocks, out, i0),
+        3 => each::<E, B, R, 3>(isa, aw, packed, blocks, out, i0),
+        4 => each::<E, B, R, 4>(isa, aw, packed, blocks, out, i0),
+        5 => each::<E, B, R, 5>(isa, aw, packed, blocks, out, i0),
+        6 => each::<E, B, R, 6>(isa, aw, packed, blocks, out, i0),
+        8 => each::<E, B, R, 8>(isa, aw, packed, blocks, out, i0),
+        16 => each::<E, B, R, 16>(isa, aw, packed, blocks, out, i0),
         _ => {
             for (jb, pb) in packed.chunks_exact(ww * 8).take(blocks).enumerate() {
                 let mut acc = [[0u64; 8]; R];
                 isa.block_any::<E, R>(aw, pb, ww, &mut acc);
                 for (r, acc_r) in acc.iter().enumerate() {
-                    out.put8_sized::<ES>(i0 + r, jb * 8, acc_r);
+                    out.put8(i0 + r, jb * 8, acc_r);
                 }
             }
         }
@@ -480,8 +477,9 @@ pub(crate) trait Block: Copy {
     /// [`block`](Self::block) for the first `blocks` packed blocks of `b`, the results written in
     /// the output's type: row `r`'s from byte `r * stride` of `dst`, one after another.
     #[inline(always)]
-    fn blocks_out<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+    fn blocks_out<E: WideExpr, const WW: usize, const R: usize>(
         self,
+        es: usize,
         aw: &[u64],
         packed: &[u64],
         blocks: usize,
@@ -492,7 +490,7 @@ pub(crate) trait Block: Copy {
             let mut acc = [[0u64; 8]; R];
             self.block::<E, WW, R>(aw, pb, &mut acc);
             for (r, acc_r) in acc.iter().enumerate() {
-                write8::<ES>(&mut dst[r * stride + jb * 8 * ES..], acc_r);
+                write8(es, &mut dst[r * stride + jb * 8 * es..], acc_r);
             }
         }
     }

@@ -13,7 +13,7 @@
 use super::kernel::Dist;
 use super::tiles::{Block, WordCount, blocks_fit, padding_count, window_words};
 use super::tuning::ALIGN_FROM;
-use crate::element::{Lanes, WideExpr};
+use crate::element::{Lanes, WideExpr, out_size};
 use crate::op::{PairOut, PairTask};
 use std::arch::x86_64::*;
 
@@ -195,18 +195,11 @@ unsafe fn emit<const SIXTEEN: bool>(
         (false, false) => n / 8 * 8,
     };
     // SAFETY: the caller's.
-    unsafe {
-        match out.es {
-            1 => emit_sized::<1, SIXTEEN>(out, row, codes, src),
-            2 => emit_sized::<2, SIXTEEN>(out, row, codes, src),
-            4 => emit_sized::<4, SIXTEEN>(out, row, codes, src),
-            _ => emit_sized::<8, SIXTEEN>(out, row, codes, src),
-        }
-    }
+    unsafe { emit_sized::<SIXTEEN>(out, row, codes, src) }
     codes
 }
 
-/// [`emit`] for outputs of `ES` bytes, sixteen results (`16 * ES` bytes) per store. Where a row
+/// [`emit`] for outputs of `es` bytes (the output's, as [`out_size`] gives it), sixteen results (`16 * es` bytes) per store. Where a row
 /// is long ([`ALIGN_FROM`]) and its start not aligned to the store (to 64 bytes at most), the
 /// first sixteen are stored as they lie, and the stores go on from the first aligned address:
 /// a store that crosses a cache line costs two. The last sixteen are stored again where the
@@ -217,33 +210,33 @@ unsafe fn emit<const SIXTEEN: bool>(
 /// As [`emit`]; `codes` is at least sixteen, or a multiple of eight (of sixteen with
 /// `SIXTEEN`).
 #[inline(always)]
-unsafe fn emit_sized<const ES: usize, const SIXTEEN: bool>(
+unsafe fn emit_sized<const SIXTEEN: bool>(
     out: &mut PairOut<'_, '_>,
     row: usize,
     codes: usize,
     src: &impl Group,
 ) {
-    let non_temporal = out.non_temporal;
-    let dst = &mut out.at(row, 0)[..codes * ES];
+    let (non_temporal, es) = (out.non_temporal, out_size(out.es));
+    let dst = &mut out.at(row, 0)[..codes * es];
     let base = dst.as_mut_ptr();
-    let align = (16 * ES).min(64);
+    let align = (16 * es).min(64);
     let off = base as usize % align;
-    let aligned = codes >= ALIGN_FROM && off.is_multiple_of(ES);
+    let aligned = codes >= ALIGN_FROM && off.is_multiple_of(es);
     let mut c = 0;
     // SAFETY: AVX-512F and BW are present and the codes `0..codes` inside `src`'s codes (the
-    // caller's promise); each `emit16` at code `c` writes results `c..c + 16` at `c * ES`,
+    // caller's promise); each `emit16` at code `c` writes results `c..c + 16` at `c * es`,
     // for `c + 16 <= codes`, inside `dst` (bounds-checked above); `store8` writes `c..c + 8`
     // for `c + 8 <= codes`. The stores of the loop are aligned to `align` where `aligned`, as
     // the non-temporal stores require.
     unsafe {
         if aligned && off != 0 {
-            emit16::<ES, SIXTEEN, false>(base, src, 0);
-            c = (align - off) / ES;
+            emit16::<SIXTEEN, false>(es, base, src, 0);
+            c = (align - off) / es;
         }
         // One loop for each kind of store, so that the stores of the loop do not test it.
         if aligned && non_temporal {
             while c + 16 <= codes {
-                emit16::<ES, SIXTEEN, true>(base, src, c);
+                emit16::<SIXTEEN, true>(es, base, src, c);
                 c += 16;
             }
             // Non-temporal stores are weakly ordered: they are made visible before any later
@@ -251,19 +244,19 @@ unsafe fn emit_sized<const ES: usize, const SIXTEEN: bool>(
             _mm_sfence();
         } else {
             while c + 16 <= codes {
-                emit16::<ES, SIXTEEN, false>(base, src, c);
+                emit16::<SIXTEEN, false>(es, base, src, c);
                 c += 16;
             }
         }
         if c + 8 == codes && !SIXTEEN {
-            store8::<ES>(base.add(c * ES), src.at(c));
+            store8(es, base.add(c * es), src.at(c));
         } else if c < codes {
-            emit16::<ES, SIXTEEN, false>(base, src, codes - 16);
+            emit16::<SIXTEEN, false>(es, base, src, codes - 16);
         }
     }
 }
 
-/// Stores the results of codes `c..c + 16` from `src` at `base + c * ES` as elements of `ES`
+/// Stores the results of codes `c..c + 16` from `src` at `base + c * es` as elements of `es`
 /// bytes: with `SIXTEEN`, one register of sixteen `u32`s; else two of eight `u64`s
 /// ([`store16`]). With `AROUND`, as non-temporal stores ([`Stored`]).
 ///
@@ -273,23 +266,24 @@ unsafe fn emit_sized<const ES: usize, const SIXTEEN: bool>(
 /// end (the dispatchers' frames are about 1 MiB each in such a build).
 ///
 /// # Safety
-/// AVX-512F and BW must be present, the codes inside `src`'s, and the `16 * ES` bytes at
-/// `base + c * ES` writable; with `AROUND`, aligned to `16 * ES` bytes (64 at most).
+/// AVX-512F and BW must be present, the codes inside `src`'s, and the `16 * es` bytes at
+/// `base + c * es` writable; with `AROUND`, aligned to `16 * es` bytes (64 at most).
 #[cfg_attr(not(debug_assertions), inline(always))]
-unsafe fn emit16<const ES: usize, const SIXTEEN: bool, const AROUND: bool>(
+unsafe fn emit16<const SIXTEEN: bool, const AROUND: bool>(
+    es: usize,
     base: *mut u8,
     src: &impl Group,
     c: usize,
 ) {
     // SAFETY: the caller's.
     unsafe {
-        let p = base.add(c * ES);
+        let p = base.add(c * es);
         if !SIXTEEN {
-            store16::<ES>(p, src.at(c), src.at(c + 8), AROUND);
+            store16(es, p, src.at(c), src.at(c + 8), AROUND);
             return;
         }
         let v = src.at(c);
-        match ES {
+        match es {
             1 => Vec16(_mm512_cvtepi32_epi8(v)).store(p, AROUND),
             2 => Vec32(_mm512_cvtepi32_epi16(v)).store(p, AROUND),
             4 => Vec64(v).store(p, AROUND),
@@ -340,18 +334,18 @@ stored! {
     Vec64(__m512i): _mm512_stream_si512, _mm512_storeu_si512;
 }
 
-/// Stores the sixteen 64-bit results of `x` then `y` at `p` as elements of `ES` bytes: narrowed
+/// Stores the sixteen 64-bit results of `x` then `y` at `p` as elements of `es` bytes: narrowed
 /// together in registers and stored in one piece (a narrowing store to memory, such as VPMOVQD's,
 /// is slow on some cores); with `around`, around the caches ([`Stored`]).
 ///
 /// # Safety
-/// AVX-512F and BW must be present, and the `16 * ES` bytes at `p` writable; with `around`,
-/// aligned to `16 * ES` bytes (64 at most).
+/// AVX-512F and BW must be present, and the `16 * es` bytes at `p` writable; with `around`,
+/// aligned to `16 * es` bytes (64 at most).
 #[inline(always)]
-unsafe fn store16<const ES: usize>(p: *mut u8, x: __m512i, y: __m512i, around: bool) {
+unsafe fn store16(es: usize, p: *mut u8, x: __m512i, y: __m512i, around: bool) {
     // SAFETY: the caller's.
     unsafe {
-        match ES {
+        match es {
             1 => Vec16(_mm_unpacklo_epi64(
                 _mm512_cvtepi64_epi8(x),
                 _mm512_cvtepi64_epi8(y),
@@ -375,15 +369,15 @@ unsafe fn store16<const ES: usize>(p: *mut u8, x: __m512i, y: __m512i, around: b
     }
 }
 
-/// Stores the eight 64-bit results of `x` at `p` as elements of `ES` bytes.
+/// Stores the eight 64-bit results of `x` at `p` as elements of `es` bytes.
 ///
 /// # Safety
-/// AVX-512F and BW must be present, and the `8 * ES` bytes at `p` writable.
+/// AVX-512F and BW must be present, and the `8 * es` bytes at `p` writable.
 #[inline(always)]
-unsafe fn store8<const ES: usize>(p: *mut u8, x: __m512i) {
+unsafe fn store8(es: usize, p: *mut u8, x: __m512i) {
     // SAFETY: the caller's.
     unsafe {
-        match ES {
+        match es {
             1 => _mm_storel_epi64(p.cast(), _mm512_cvtepi64_epi8(x)),
             2 => _mm_storeu_si128(p.cast(), _mm512_cvtepi64_epi16(x)),
             4 => _mm256_storeu_si256(p.cast(), _mm512_cvtepi64_epi32(x)),
@@ -1440,20 +1434,22 @@ impl<E: WideExpr, const VP: bool> Group for Dwords<E, VP> {
 
 impl Block for Avx512 {
     #[inline(always)]
-    fn blocks_out<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+    fn blocks_out<E: WideExpr, const WW: usize, const R: usize>(
         self,
+        es: usize,
         aw: &[u64],
         packed: &[u64],
         blocks: usize,
         dst: &mut [u8],
         stride: usize,
     ) {
-        if !blocks_fit::<Self, WW, R, ES>(aw, packed, blocks, dst.len(), stride) {
+        let es = out_size(es);
+        if !blocks_fit::<Self, WW, R>(es, aw, packed, blocks, dst.len(), stride) {
             debug_assert!(false, "blocks_out: rows past the output");
             return;
         }
         // SAFETY: the features of `Avx512` are present (see there); the bounds were checked above.
-        unsafe { blocks_out_avx512::<E, WW, R, ES>(self, aw, packed, blocks, dst, stride) }
+        unsafe { blocks_out_avx512::<E, WW, R>(self, es, aw, packed, blocks, dst, stride) }
     }
     #[inline(always)]
     fn block_any<E: WideExpr, const R: usize>(
@@ -1547,20 +1543,22 @@ impl Avx2 {
 impl Block for Avx2 {
     const NIBBLES: bool = true;
     #[inline(always)]
-    fn blocks_out<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+    fn blocks_out<E: WideExpr, const WW: usize, const R: usize>(
         self,
+        es: usize,
         aw: &[u64],
         packed: &[u64],
         blocks: usize,
         dst: &mut [u8],
         stride: usize,
     ) {
-        if !blocks_fit::<Self, WW, R, ES>(aw, packed, blocks, dst.len(), stride) {
+        let es = out_size(es);
+        if !blocks_fit::<Self, WW, R>(es, aw, packed, blocks, dst.len(), stride) {
             debug_assert!(false, "blocks_out: rows past the output");
             return;
         }
         // SAFETY: AVX2 is present (see `Avx2`); the bounds were checked above.
-        unsafe { blocks_out_avx2::<E, WW, R, ES>(self, aw, packed, blocks, dst, stride) }
+        unsafe { blocks_out_avx2::<E, WW, R>(self, es, aw, packed, blocks, dst, stride) }
     }
     #[inline(always)]
     fn block_any<E: WideExpr, const R: usize>(
@@ -1586,8 +1584,9 @@ impl Block for Avx2 {
 /// The features of `Avx512` must be present, and `blocks_fit` true of the arguments.
 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
 #[inline]
-unsafe fn blocks_out_avx512<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+unsafe fn blocks_out_avx512<E: WideExpr, const WW: usize, const R: usize>(
     isa: Avx512,
+    es: usize,
     aw: &[u64],
     packed: &[u64],
     blocks: usize,
@@ -1601,10 +1600,10 @@ unsafe fn blocks_out_avx512<E: WideExpr, const WW: usize, const R: usize, const 
         let s0 = isa.sums::<E, R>(aw, &packed[at..at + WW * 8], WW);
         let s1 = isa.sums::<E, R>(aw, &packed[at + WW * 8..at + 2 * WW * 8], WW);
         for r in 0..R {
-            // SAFETY: AVX-512F is present (the caller's); the `16 * ES` bytes
-            // at `r * stride + g * 16 * ES` lie inside `dst` (the caller's `blocks_fit`).
+            // SAFETY: AVX-512F is present (the caller's); the `16 * es` bytes
+            // at `r * stride + g * 16 * es` lie inside `dst` (the caller's `blocks_fit`).
             unsafe {
-                store16::<ES>(base.add(r * stride + g * 16 * ES), s0[r], s1[r], false);
+                store16(es, base.add(r * stride + g * 16 * es), s0[r], s1[r], false);
             }
         }
     }
@@ -1613,10 +1612,10 @@ unsafe fn blocks_out_avx512<E: WideExpr, const WW: usize, const R: usize, const 
         let pb = &packed[jb * WW * 8..(jb + 1) * WW * 8];
         let sums = isa.sums::<E, R>(aw, pb, WW);
         for (r, a) in sums.into_iter().enumerate() {
-            // SAFETY: AVX-512F is present (the caller's); the `8 * ES` bytes at
-            // `r * stride + jb * 8 * ES` lie inside `dst` (the caller's `blocks_fit`).
+            // SAFETY: AVX-512F is present (the caller's); the `8 * es` bytes at
+            // `r * stride + jb * 8 * es` lie inside `dst` (the caller's `blocks_fit`).
             unsafe {
-                store8::<ES>(base.add(r * stride + jb * 8 * ES), a);
+                store8(es, base.add(r * stride + jb * 8 * es), a);
             }
         }
     }
@@ -1632,8 +1631,9 @@ unsafe fn blocks_out_avx512<E: WideExpr, const WW: usize, const R: usize, const 
 /// AVX2 must be present, and `blocks_fit` true of the arguments.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn blocks_out_avx2<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+unsafe fn blocks_out_avx2<E: WideExpr, const WW: usize, const R: usize>(
     isa: Avx2,
+    es: usize,
     aw: &[u64],
     packed: &[u64],
     blocks: usize,
@@ -1647,23 +1647,23 @@ unsafe fn blocks_out_avx2<E: WideExpr, const WW: usize, const R: usize, const ES
     for jb in 0..blocks {
         let pb = &packed[jb * WW * 8..(jb + 1) * WW * 8];
         isa.counts::<E, R>(aw, pb, WW, |h, r, v| {
-            // SAFETY: AVX2 is present (the caller's); the `4 * ES` bytes at
-            // `r * stride + (jb * 8 + h * 4) * ES` lie inside `dst` (the caller's `blocks_fit`).
-            unsafe { store4_avx2::<ES>(base.add(r * stride + (jb * 8 + h * 4) * ES), v) }
+            // SAFETY: AVX2 is present (the caller's); the `4 * es` bytes at
+            // `r * stride + (jb * 8 + h * 4) * es` lie inside `dst` (the caller's `blocks_fit`).
+            unsafe { store4_avx2(es, base.add(r * stride + (jb * 8 + h * 4) * es), v) }
         });
     }
 }
 
-/// Stores the four 64-bit counts of `v` (each fitting `ES` bytes: the output type was chosen for
-/// them) at `p` as elements of `ES` bytes.
+/// Stores the four 64-bit counts of `v` (each fitting `es` bytes: the output type was chosen for
+/// them) at `p` as elements of `es` bytes.
 ///
 /// # Safety
-/// AVX2 must be present, and the `4 * ES` bytes at `p` writable.
+/// AVX2 must be present, and the `4 * es` bytes at `p` writable.
 #[inline(always)]
-unsafe fn store4_avx2<const ES: usize>(p: *mut u8, v: __m256i) {
+unsafe fn store4_avx2(es: usize, p: *mut u8, v: __m256i) {
     // SAFETY: the caller's.
     unsafe {
-        if ES == 8 {
+        if es == 8 {
             return _mm256_storeu_si256(p.cast(), v);
         }
         // The low halves of the four lanes, in order, in the low 128 bits.
@@ -1671,7 +1671,7 @@ unsafe fn store4_avx2<const ES: usize>(p: *mut u8, v: __m256i) {
             v,
             _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
         ));
-        match ES {
+        match es {
             4 => _mm_storeu_si128(p.cast(), d),
             2 => _mm_storel_epi64(p.cast(), _mm_packus_epi32(d, d)),
             _ => {
@@ -2052,18 +2052,18 @@ unsafe fn narrow_unordered(x: __m256i, y: __m256i) -> __m256i {
     }
 }
 
-/// Stores eight 32-bit counts at columns `j..j + 8` of row `i` as elements of `ES` bytes.
+/// Stores eight 32-bit counts at columns `j..j + 8` of row `i` as elements of `es` bytes.
 ///
 /// # Safety
 /// AVX2 must be present.
 #[inline(always)]
-unsafe fn store8_avx2<const ES: usize>(out: &mut PairOut<'_, '_>, i: usize, j: usize, v: __m256i) {
-    let dst = &mut out.at(i, j)[..8 * ES];
+unsafe fn store8_avx2(es: usize, out: &mut PairOut<'_, '_>, i: usize, j: usize, v: __m256i) {
+    let dst = &mut out.at(i, j)[..8 * es];
     let p = dst.as_mut_ptr();
-    // SAFETY: the caller's: AVX2 is present; each store writes inside `dst`, `8 * ES` bytes
+    // SAFETY: the caller's: AVX2 is present; each store writes inside `dst`, `8 * es` bytes
     // (checked by the slice).
     unsafe {
-        match ES {
+        match es {
             4 => _mm256_storeu_si256(p.cast(), v),
             8 => {
                 _mm256_storeu_si256(p.cast(), _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v)));
@@ -2272,33 +2272,11 @@ impl Avx2 {
     /// As [`Group8::at`] for every group of eight codes below `n`.
     #[inline(always)]
     unsafe fn emit8(self, out: &mut PairOut<'_, '_>, i: usize, n: usize, src: &impl Group8) {
-        // SAFETY: the caller's.
-        unsafe {
-            match out.es {
-                1 => self.emit8_sized::<1>(out, i, n, src),
-                2 => self.emit8_sized::<2>(out, i, n, src),
-                4 => self.emit8_sized::<4>(out, i, n, src),
-                _ => self.emit8_sized::<8>(out, i, n, src),
-            }
-        }
-    }
-
-    /// [`emit8`](Self::emit8) for outputs of `ES` bytes.
-    ///
-    /// # Safety
-    /// As [`emit8`](Self::emit8).
-    #[inline(always)]
-    unsafe fn emit8_sized<const ES: usize>(
-        self,
-        out: &mut PairOut<'_, '_>,
-        i: usize,
-        n: usize,
-        src: &impl Group8,
-    ) {
+        let es = out_size(out.es);
         let mut c = 0;
         while c + 8 <= n {
             // SAFETY: the caller's, for codes `c..c + 8` below `n`.
-            unsafe { store8_avx2::<ES>(out, i, c, src.at(c)) };
+            unsafe { store8_avx2(es, out, i, c, src.at(c)) };
             c += 8;
         }
     }
@@ -2644,11 +2622,11 @@ mod tests {
             // Rows a stride apart with bytes between them, and bytes past the last.
             let stride = blocks * 8 * ES + 5;
             let mut want = vec![0xA5u8; R * stride + 7];
-            Scalar.blocks_out::<Mixed, WW, R, ES>(&aw, &packed, blocks, &mut want, stride);
+            Scalar.blocks_out::<Mixed, WW, R>(ES, &aw, &packed, blocks, &mut want, stride);
             let mut got = vec![0xA5u8; R * stride + 7];
             super::Avx2::detect()
                 .expect("AVX2 was detected")
-                .blocks_out::<Mixed, WW, R, ES>(&nibbles, &packed, blocks, &mut got, stride);
+                .blocks_out::<Mixed, WW, R>(ES, &nibbles, &packed, blocks, &mut got, stride);
             assert_eq!(got, want, "{WW} words, {R} rows, {ES}-byte elements");
         }
         let mut next = xorshift(0x2545_F491_4F6C_DD1D);
