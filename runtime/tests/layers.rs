@@ -18,8 +18,27 @@ const ORDER: &[&str] = &[
 /// instruction sets, the walk, knn's selection, the reduction and pair
 /// drivers. `mod.rs` (the entry points and the kernels generated code calls) sits above them all.
 const CPU_ORDER: &[&str] = &[
-    "tuning", "strategy", "accum", "isa", "stream", "kernel", "tiles", "wide", "simd", "walk",
-    "select", "reduce", "pair", "binarize",
+    "tuning",
+    "strategy",
+    "accum",
+    "isa",
+    "stream",
+    "kernel",
+    "tiles",
+    "x86",
+    "avx512_emit",
+    "avx512_groups",
+    "avx512_stream",
+    "x86_blocks",
+    "avx2_stream",
+    "x86_scan",
+    "simd",
+    "walk",
+    "select",
+    "reduce",
+    "pair",
+    "binarize",
+    "x86_tests",
 ];
 
 fn rank(module: &str) -> Option<usize> {

@@ -1,16 +1,25 @@
 //! The CPU executor. Layers, each using only the ones before it (`tests/layers.rs` holds the
 //! order): the hot loops over contiguous slices (`kernel.rs`, the leaf) and the pair tiles
 //! (`tiles.rs`); their versions per instruction set, chosen at run time (`isa.rs` detects the
-//! features and writes the versions, `simd.rs` declares them, `wide.rs` holds the vector
-//! blocks); streaming stores (`stream.rs`); and the walk over any layout (`walk.rs`), which cuts
+//! features and writes the versions, `simd.rs` declares them; the x86_64 registers are in
+//! `x86.rs`, the wide tile's blocks in `x86_blocks.rs`, the streams in `avx512_*.rs` and
+//! `avx2_stream.rs`, knn's scan in `x86_scan.rs`); streaming stores (`stream.rs`); and the walk over any layout (`walk.rs`), which cuts
 //! a validated plan into contiguous runs for an op's kernel and spreads large calls over the
 //! crate's thread pool (`pool.rs`). Every tuned size and threshold is in `tuning.rs`, with the
-//! benchmark that measures it. The `unsafe` code lives in `simd.rs`, `wide.rs` and `stream.rs`.
+//! benchmark that measures it. The `unsafe` code lives in `simd.rs`, `stream.rs` and the x86_64 files.
 //!
 //! The public items are the executor's tuning constants, the instruction set its kernels run at
 //! ([`instruction_set`]) and the variable that caps it ([`CPU_ENV`]).
 
 pub(crate) mod accum;
+#[cfg(target_arch = "x86_64")]
+mod avx2_stream;
+#[cfg(target_arch = "x86_64")]
+mod avx512_emit;
+#[cfg(target_arch = "x86_64")]
+mod avx512_groups;
+#[cfg(target_arch = "x86_64")]
+mod avx512_stream;
 pub(crate) mod binarize;
 mod isa;
 mod kernel;
@@ -24,7 +33,13 @@ mod tiles;
 pub(crate) mod tuning;
 pub(crate) mod walk;
 #[cfg(target_arch = "x86_64")]
-mod wide;
+mod x86;
+#[cfg(target_arch = "x86_64")]
+mod x86_blocks;
+#[cfg(target_arch = "x86_64")]
+mod x86_scan;
+#[cfg(all(test, target_arch = "x86_64"))]
+mod x86_tests;
 
 use crate::element::Word;
 use bytemuck::Pod;

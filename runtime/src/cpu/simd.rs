@@ -18,7 +18,9 @@ use super::tiles::Scalar;
 #[cfg(target_arch = "x86_64")]
 use super::tuning::SMALL_BYTES;
 #[cfg(target_arch = "x86_64")]
-use super::wide;
+use super::x86::{Avx2, Avx512};
+#[cfg(target_arch = "x86_64")]
+use super::{avx2_stream, avx512_stream};
 use crate::element::{WideExpr, Word};
 use crate::op::{PairOut, PairTask};
 use bytemuck::Pod;
@@ -136,13 +138,13 @@ multiversion! {
         // The mask of each sixteen, and only its candidates visited.
         avx2 => {
             // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
-            let avx2 = unsafe { wide::Avx2::new_unchecked() };
+            let avx2 = unsafe { Avx2::new_unchecked() };
             avx2.scan_below(v, limit, f)
         },
         avx512 => {
             // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
             // BITALG.
-            let avx512 = unsafe { wide::Avx512::<true>::new_unchecked() };
+            let avx512 = unsafe { Avx512::<true>::new_unchecked() };
             avx512.scan_below(v, limit, f)
         },
     }
@@ -186,13 +188,13 @@ multiversion! {
         // The blocks' values are made only in the versions compiled for their features.
         avx2 => {
             // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
-            let avx2 = unsafe { wide::Avx2::new_unchecked() };
+            let avx2 = unsafe { Avx2::new_unchecked() };
             tiles::pair_wide_body::<E, _>(avx2, task, packed, out)
         },
         avx512 => {
             // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
             // BITALG.
-            let avx512 = unsafe { wide::Avx512::<true>::new_unchecked() };
+            let avx512 = unsafe { Avx512::<true>::new_unchecked() };
             tiles::pair_wide_body::<E, _>(avx512, task, packed, out)
         },
     }
@@ -213,12 +215,12 @@ multiversion! {
         },
         avx2 => {
             // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
-            let avx2 = unsafe { wide::Avx2::new_unchecked() };
+            let avx2 = unsafe { Avx2::new_unchecked() };
             avx2.pack16(rows, buf)
         },
         avx512 => {
             // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
-            let avx2 = unsafe { wide::Avx2::new_unchecked() };
+            let avx2 = unsafe { Avx2::new_unchecked() };
             avx2.pack16(rows, buf)
         },
     }
@@ -255,11 +257,11 @@ pub(crate) const STREAM_ROWS: usize = 2 * tiles::RB;
 /// few to pack, through the word tile's entry): the tile counts eight rows for
 /// each load of `b` by the same nibble lookup the AVX2 stream uses, and reads a database past the
 /// L2 once for them where each streamed row reads it again.
-/// On AVX-512 F and BW without VPOPCNTDQ ([`wide::stream_bw`]), codes under 64 bytes that
+/// On AVX-512 F and BW without VPOPCNTDQ ([`avx512_stream::stream_bw`]), codes under 64 bytes that
 /// stream one per register stream for fewer than eight rows: their nibble lookup counts a
 /// whole register for each code, and from about ten rows the AVX2 tile's count of their words
 /// was as fast, and ahead with more rows.
-/// On a CPU with AVX2 alone, codes of a multiple of 16 bytes from 32 ([`wide::avx2_streams`])
+/// On a CPU with AVX2 alone, codes of a multiple of 16 bytes from 32 ([`avx2_stream::avx2_streams`])
 /// stream for fewer than 32 rows: for codes of 64 and 128 bytes the stream ran ahead at 16
 /// rows and the tile at 32, and against a large database the stream still at 20.
 /// Codes of 32 bytes, one register each, stream for fewer than 16: at 16 rows the tile ran
@@ -340,7 +342,7 @@ pub(crate) fn streams_by_call(bytes: usize) -> bool {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn long_avx2(bytes: usize) -> bool {
-    wide::long_avx2_streams(bytes)
+    avx2_stream::long_avx2_streams(bytes)
         && super::isa::isa() == super::isa::Isa::Avx2
         && !super::isa::avx512bw()
 }
@@ -351,9 +353,10 @@ pub(crate) fn streams(bytes: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         match super::isa::isa() {
-            super::isa::Isa::Avx512 => wide::streams(bytes),
+            super::isa::Isa::Avx512 => avx512_stream::streams(bytes),
             super::isa::Isa::Avx2 => {
-                wide::avx2_streams(bytes) || (super::isa::avx512bw() && wide::bw_streams(bytes))
+                avx2_stream::avx2_streams(bytes)
+                    || (super::isa::avx512bw() && avx512_stream::bw_streams(bytes))
             }
             super::isa::Isa::Baseline => false,
         }
@@ -367,7 +370,7 @@ pub(crate) fn streams(bytes: usize) -> bool {
 
 multiversion! {
     /// Fewer than [`packed_stream_rows`] rows of `a` against rows of `b` as they lie, streamed
-    /// through AVX-512 registers ([`Avx512::stream`](wide::Avx512::stream)) even where `b` is
+    /// through AVX-512 registers ([`Avx512::stream`](Avx512::stream)) even where `b` is
     /// packed for the wide tile: a single query against short codes costs the wide tile's set-up
     /// (a stack frame of its every variant) more than its counting, and ten queries against a
     /// thousand codes of 16 bytes ran ahead streamed (at 100 queries the tile is ahead). On AVX2
@@ -382,14 +385,14 @@ multiversion! {
         },
         avx2 => {
             // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
-            let avx2 = unsafe { wide::Avx2::new_unchecked() };
+            let avx2 = unsafe { Avx2::new_unchecked() };
             task.a_rows < packed_stream_rows(task.k * task.elem_size)
                 && (stream_bw::<E>(task, out) || avx2.stream::<E>(task, out))
         },
         avx512 => {
             // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
             // BITALG.
-            let avx512 = unsafe { wide::Avx512::<true>::new_unchecked() };
+            let avx512 = unsafe { Avx512::<true>::new_unchecked() };
             task.a_rows < packed_stream_rows(task.k * task.elem_size)
                 && avx512.stream::<E>(task, out)
         }
@@ -397,14 +400,14 @@ multiversion! {
 }
 
 /// The AVX-512 streams on a CPU with F and BW but no VPOPCNTDQ, for the sizes
-/// [`wide::bw_streams`] names; `false`, with nothing written, elsewhere.
+/// [`avx512_stream::bw_streams`] names; `false`, with nothing written, elsewhere.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn stream_bw<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) -> bool {
+pub(super) fn stream_bw<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) -> bool {
     super::isa::avx512bw()
-        && wide::bw_streams(task.k * task.elem_size)
+        && avx512_stream::bw_streams(task.k * task.elem_size)
         // SAFETY: `avx512bw()` detected AVX2, POPCNT, AVX-512F and AVX-512BW.
-        && unsafe { wide::stream_bw::<E>(task, out) }
+        && unsafe { avx512_stream::stream_bw::<E>(task, out) }
 }
 
 multiversion! {
@@ -418,7 +421,7 @@ multiversion! {
         baseline => tiles::pair_words_body::<E, _>(Scalar, task, out),
         avx2 => {
             // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
-            let avx2 = unsafe { wide::Avx2::new_unchecked() };
+            let avx2 = unsafe { Avx2::new_unchecked() };
             if stream_bw::<E>(task, out) || avx2.stream::<E>(task, out) {
                 return;
             }
@@ -435,7 +438,7 @@ multiversion! {
         avx512 => {
             // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
             // BITALG.
-            let avx512 = unsafe { wide::Avx512::<true>::new_unchecked() };
+            let avx512 = unsafe { Avx512::<true>::new_unchecked() };
             if !avx512.stream::<E>(task, out) {
                 tiles::pair_words_body::<E, _>(Scalar, task, out)
             }

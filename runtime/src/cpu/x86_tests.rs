@@ -1,0 +1,579 @@
+//! The x86_64 kernels against each other and the scalar ones: every stream, block and scan at every
+//! instruction set this CPU has.
+
+#![allow(
+    unsafe_code,
+    reason = "tests of x86_64 kernels; each use states its safety"
+)]
+
+use super::avx512_stream::*;
+use super::x86::*;
+#[cfg(target_arch = "x86_64")]
+use crate::element::{Lanes, WideExpr};
+#[cfg(target_arch = "x86_64")]
+use crate::op::{PairOut, PairTask, ReduceOp};
+
+#[cfg(target_arch = "x86_64")]
+struct Xor;
+#[cfg(target_arch = "x86_64")]
+impl WideExpr for Xor {
+    fn wide<L: Lanes>(x: [L; 2]) -> L {
+        x[0].xor(x[1])
+    }
+}
+
+/// Counts the padding too, which the kernels take off.
+#[cfg(target_arch = "x86_64")]
+struct Xnor;
+#[cfg(target_arch = "x86_64")]
+impl WideExpr for Xnor {
+    fn wide<L: Lanes>(x: [L; 2]) -> L {
+        x[0].xor(x[1]).not()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+struct And;
+#[cfg(target_arch = "x86_64")]
+impl WideExpr for And {
+    fn wide<L: Lanes>(x: [L; 2]) -> L {
+        x[0].and(x[1])
+    }
+}
+
+/// Every operator.
+#[cfg(target_arch = "x86_64")]
+struct Mixed;
+#[cfg(target_arch = "x86_64")]
+impl WideExpr for Mixed {
+    fn wide<L: Lanes>(x: [L; 2]) -> L {
+        x[0].xor(x[1]).not().or(x[0].and(x[1].not()))
+    }
+}
+
+/// A xorshift generator from `seed`: the tests' data, the same on every run.
+#[cfg(target_arch = "x86_64")]
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
+/// `m` rows of `a` against `n` codes of `bytes` bytes in consecutive rows of `b`, as the
+/// streams take them.
+#[cfg(target_arch = "x86_64")]
+fn consecutive<'t>(a: &'t [u8], m: usize, b: &'t [u8], n: usize, bytes: usize) -> PairTask<'t> {
+    PairTask {
+        a,
+        a_rows: m,
+        a_stride: bytes,
+        b,
+        b_rows: n,
+        b_stride: bytes,
+        k: bytes,
+        elem_size: 1,
+        packed: None,
+        wide_words: bytes.div_ceil(8),
+        op: ReduceOp::Sum,
+        identity: 0,
+    }
+}
+
+/// The word-by-word tile's counts of `task` (`n` codes of `b`), one `u64` per pair.
+#[cfg(target_arch = "x86_64")]
+fn tile_counts<E: WideExpr>(task: &PairTask<'_>, n: usize) -> Vec<u64> {
+    let mut want = vec![0u64; task.a_rows * n];
+    super::tiles::pair_words_body::<E, _>(
+        super::tiles::Scalar,
+        task,
+        &mut PairOut::tile(&mut want, n),
+    );
+    want
+}
+
+/// Each instruction set's register blocks of the wide pair tile give the scalar blocks'
+/// counts, for expressions with every operator and for every unrolled and general width.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn every_instruction_set_counts_blocks_alike() {
+    use super::tiles::{Block, RB, Scalar};
+    fn check<E: WideExpr>() {
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        for ww in [1usize, 2, 3, 4, 5, 6, 7, 8, 16, 40] {
+            let aw: Vec<u64> = (0..RB * ww).map(|_| next()).collect();
+            let pb: Vec<u64> = (0..ww * 8).map(|_| next()).collect();
+            let mut want = [[0u64; 8]; RB];
+            Scalar.block_any::<E, RB>(&aw, &pb, ww, &mut want);
+            // The scalar blocks against a plain count.
+            for (r, row) in want.iter().enumerate() {
+                for (c, &v) in row.iter().enumerate() {
+                    let n: u64 = (0..ww)
+                        .map(|w| u64::from(E::wide([aw[r * ww + w], pb[w * 8 + c]]).count_ones()))
+                        .sum();
+                    assert_eq!(v, n, "scalar, {ww} words");
+                }
+            }
+            let mut got = [[7u64; 8]; RB];
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // The AVX2 blocks read each row as its nibbles, each word four times over.
+                let nibbles: Vec<u64> = aw
+                    .chunks_exact(ww)
+                    .flat_map(|row| {
+                        let lo = row.iter().map(|&w| w & super::tiles::NIBBLE);
+                        let hi = row.iter().map(|&w| (w >> 4) & super::tiles::NIBBLE);
+                        lo.chain(hi).flat_map(|x| [x; 4])
+                    })
+                    .collect();
+                Avx2::detect()
+                    .expect("AVX2 was detected")
+                    .block_any::<E, RB>(&nibbles, &pb, ww, &mut got);
+                assert_eq!(got, want, "AVX2, {ww} words");
+                if ww == 4 {
+                    Avx2::detect()
+                        .expect("AVX2 was detected")
+                        .block::<E, 4, RB>(&nibbles, &pb, &mut got);
+                    assert_eq!(got, want, "AVX2 unrolled, {ww} words");
+                }
+                for r in 0..RB {
+                    let mut one = [[7u64; 8]; 1];
+                    let row = &nibbles[r * 8 * ww..(r + 1) * 8 * ww];
+                    Avx2::detect()
+                        .expect("AVX2 was detected")
+                        .block_any::<E, 1>(row, &pb, ww, &mut one);
+                    assert_eq!(one[0], want[r], "AVX2 one row, {ww} words");
+                }
+            }
+            if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512 {
+                Avx512::<true>::detect()
+                    .expect("AVX-512 was detected")
+                    .block_any::<E, RB>(&aw, &pb, ww, &mut got);
+                // One row at a time, as for the last rows of `a`.
+                for r in 0..RB {
+                    let mut one = [[7u64; 8]; 1];
+                    Avx512::<true>::detect()
+                        .expect("AVX-512 was detected")
+                        .block_any::<E, 1>(&aw[r * ww..(r + 1) * ww], &pb, ww, &mut one);
+                    assert_eq!(one[0], want[r], "AVX-512 one row, {ww} words");
+                }
+                assert_eq!(got, want, "AVX-512, {ww} words");
+            }
+        }
+    }
+    check::<Xor>();
+    check::<Mixed>();
+}
+
+/// The AVX2 blocks write their counts into an output of each element size as the scalar
+/// blocks do, for a block of eight rows, of four and of one, and write nothing else.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_blocks_write_every_output_type_as_scalar_blocks_do() {
+    use super::tiles::{Block, NIBBLE, Scalar};
+    if !std::arch::is_x86_feature_detected!("avx2") {
+        return;
+    }
+    fn check<const WW: usize, const R: usize, const ES: usize>(next: &mut impl FnMut() -> u64) {
+        let blocks = 3;
+        let aw: Vec<u64> = (0..R * WW).map(|_| next()).collect();
+        let packed: Vec<u64> = (0..blocks * WW * 8).map(|_| next()).collect();
+        let nibbles: Vec<u64> = aw
+            .chunks_exact(WW)
+            .flat_map(|row| {
+                let lo = row.iter().map(|&w| w & NIBBLE);
+                lo.chain(row.iter().map(|&w| (w >> 4) & NIBBLE))
+                    .flat_map(|x| [x; 4])
+            })
+            .collect();
+        // Rows a stride apart with bytes between them, and bytes past the last.
+        let stride = blocks * 8 * ES + 5;
+        let mut want = vec![0xA5u8; R * stride + 7];
+        Scalar.blocks_out::<Mixed, WW, R>(ES, &aw, &packed, blocks, &mut want, stride);
+        let mut got = vec![0xA5u8; R * stride + 7];
+        Avx2::detect()
+            .expect("AVX2 was detected")
+            .blocks_out::<Mixed, WW, R>(ES, &nibbles, &packed, blocks, &mut got, stride);
+        assert_eq!(got, want, "{WW} words, {R} rows, {ES}-byte elements");
+    }
+    let mut next = xorshift(0x2545_F491_4F6C_DD1D);
+    check::<1, 8, 1>(&mut next);
+    check::<2, 8, 2>(&mut next);
+    check::<2, 4, 1>(&mut next);
+    check::<2, 1, 4>(&mut next);
+    check::<3, 4, 4>(&mut next);
+    check::<2, 8, 8>(&mut next);
+    check::<5, 1, 8>(&mut next);
+}
+
+/// The AVX2 word tile's `popcnt` ([`WordCount`] for `Avx2`) counts as `count_ones` does,
+/// on words with the top bit, no bit and every bit set (the word tile counting by it:
+/// `word_tile_counts_every_width_as_bytes_do`).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_popcnt_counts_as_count_ones_does() {
+    use super::tiles::WordCount;
+    if !(std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("popcnt"))
+    {
+        return;
+    }
+    let mut next = xorshift(0x5DEE_CE66_D1CE_4E5B);
+    for x in [
+        0,
+        1,
+        u64::MAX,
+        1 << 63,
+        (1 << 63) | 1,
+        0x5555_5555_5555_5555,
+    ]
+    .into_iter()
+    .chain((0..1000).map(|_| next()))
+    {
+        assert_eq!(
+            Avx2::detect().expect("AVX2 was detected").count(x),
+            u64::from(x.count_ones()),
+            "{x:#x}"
+        );
+    }
+}
+
+/// The word tile, with the compiler's count and (where the CPU has it) the AVX2 `popcnt`
+/// count, gives every pair the count of its bytes' bits one byte at a time, for every code
+/// width from 1 to 72 bytes and some longer ones, back to back (whose part-words are read as
+/// the eight bytes that end a code) and with a gap between rows, past the tile's run of 64
+/// results, for an expression that counts padding and one that does not.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn word_tile_counts_every_width_as_bytes_do() {
+    use super::tiles::{Scalar, pair_words_body};
+    fn check<E: WideExpr>(name: &str) {
+        let mut next = xorshift(0x0DDB_A11C_0FFE_E123);
+        let avx2 = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("popcnt");
+        for bytes in (1..=72).chain([96, 100, 128, 129, 200, 256, 264]) {
+            for (m, n, gap) in [
+                (1usize, 1, 0usize),
+                (2, 67, 0),
+                (3, 130, 0),
+                (2, 67, 3),
+                (2, 67, 5),
+            ] {
+                let stride = bytes + gap;
+                let a: Vec<u8> = (0..m * stride).map(|_| next() as u8).collect();
+                let b: Vec<u8> = (0..n * stride).map(|_| next() as u8).collect();
+                let mut task = consecutive(&a, m, &b, n, bytes);
+                (task.a_stride, task.b_stride) = (stride, stride);
+                let want: Vec<u64> = (0..m * n)
+                    .map(|p| {
+                        let (ar, br) = (&a[p / n * stride..], &b[p % n * stride..]);
+                        (0..bytes)
+                            .map(|x| {
+                                let e = E::wide([u64::from(ar[x]), u64::from(br[x])]);
+                                u64::from((e & 0xff).count_ones())
+                            })
+                            .sum()
+                    })
+                    .collect();
+                let mut got = vec![7u64; m * n];
+                pair_words_body::<E, _>(Scalar, &task, &mut PairOut::tile(&mut got, n));
+                assert_eq!(
+                    got, want,
+                    "{name}, {m}x{n} codes of {bytes} bytes, gap {gap}"
+                );
+                if avx2 {
+                    got.fill(7);
+                    pair_words_body::<E, _>(
+                        Avx2::detect().expect("AVX2 was detected"),
+                        &task,
+                        &mut PairOut::tile(&mut got, n),
+                    );
+                    assert_eq!(got, want, "{name} (popcnt), {m}x{n}x{bytes}, gap {gap}");
+                }
+            }
+        }
+    }
+    check::<Xor>("XOR");
+    check::<Mixed>("mixed");
+}
+
+/// The streaming kernels give the word-by-word tile's counts for every code size they take
+/// (whole words; four bytes; under four bytes and five to seven, widened to lanes; multiples
+/// of four widened to a power of two; other sizes in windows of two or four words, or one
+/// per register), every
+/// expression (XNOR counts the padding, which is taken off), one to three rows of `a`, and
+/// database sizes around the eight codes of a register; each output element is written once.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn every_stream_gives_the_word_tile_counts() {
+    for vpopcnt in avx512_forms() {
+        check::<Xor>("XOR", vpopcnt);
+        check::<Xnor>("XNOR", vpopcnt);
+        check::<And>("AND", vpopcnt);
+        check::<Mixed>("MIXED", vpopcnt);
+    }
+    fn check<E: WideExpr>(name: &str, vpopcnt: bool) {
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
+        let mut taken = 0;
+        for bytes in (4..=64)
+            .step_by(4)
+            .chain([128, 192, 256])
+            .chain([9, 10, 11, 13, 14, 15, 17, 18, 22, 25, 30, 31, 33, 47, 63])
+            .chain([65, 96, 100, 127, 129, 200, 255])
+            .chain([1, 2, 3, 5, 6, 7])
+            .chain([257, 300, 320, 511, 520, 1000, 1024])
+        {
+            for (m, n) in [
+                (1, 0),
+                (1, 1),
+                (1, 7),
+                (2, 8),
+                (1, 9),
+                (3, 63),
+                (1, 64),
+                (2, 201),
+            ] {
+                let a: Vec<u8> = (0..m * bytes + 3).map(|_| next() as u8).collect();
+                let b: Vec<u8> = (0..n * bytes).map(|_| next() as u8).collect();
+                let task = consecutive(&a, m, &b, n, bytes);
+                let want = tile_counts::<E>(&task, n);
+                let mut got = vec![u64::MAX; m * n];
+                if avx512_stream::<E>(vpopcnt, &task, &mut PairOut::tile(&mut got, n)) {
+                    taken += 1;
+                    assert_eq!(got, want, "{name}, {bytes} bytes, {m} x {n}, {vpopcnt}");
+                }
+            }
+        }
+        // Every size is streamed.
+        assert_eq!(taken, 54 * 8, "{name}: sizes the streams did not take");
+    }
+}
+
+/// The forms of the AVX-512 streams this CPU runs: with VPOPCNTDQ (`true`) where `isa()` is
+/// AVX-512, and with F and BW alone (`false`, the nibble-lookup count) wherever F and BW are
+/// present, AVX-512 CPUs included, so that a CPU with VPOPCNTDQ tests both.
+#[cfg(target_arch = "x86_64")]
+fn avx512_forms() -> Vec<bool> {
+    let full = crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512;
+    let bw = std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("popcnt")
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw");
+    [(full, true), (bw, false)]
+        .into_iter()
+        .filter_map(|(has, form)| has.then_some(form))
+        .collect()
+}
+
+/// The AVX-512 stream in the form `vpopcnt` names (see [`avx512_forms`]).
+#[cfg(target_arch = "x86_64")]
+fn avx512_stream<E: WideExpr>(
+    vpopcnt: bool,
+    task: &PairTask<'_>,
+    out: &mut PairOut<'_, '_>,
+) -> bool {
+    match vpopcnt {
+        true => Avx512::<true>::detect()
+            .expect("AVX-512 was detected")
+            .stream::<E>(task, out),
+        // SAFETY: `avx512_forms` offers this form only where AVX2, POPCNT, AVX-512F and
+        // AVX-512BW were detected.
+        false => unsafe { stream_bw::<E>(task, out) },
+    }
+}
+
+/// The AVX2 streams give the word tile's counts: codes of 4, 8 to 16 bytes and multiples of
+/// 16 from 32, every
+/// expression (XNOR counts what a narrow code or a masked word leaves), one to three rows of
+/// `a`, database sizes around the eight codes of a step, and outputs of 1, 2, 4 and 8 bytes
+/// at unaligned offsets with guards on both sides, written in every element and nowhere
+/// else.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_streams_give_the_word_tile_counts() {
+    if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Baseline {
+        return;
+    }
+    fn check<E: WideExpr>(name: &str) {
+        const GUARD: usize = 64;
+        let mut next = xorshift(0xD1B5_4A32_D192_ED03);
+        let mut taken = 0;
+        // Multiples of 16 bytes from 32: one, two, three and four registers a code, and
+        // seventeen (a code's byte counts summed by `vpsadbw` every sixteen), each also with
+        // a half register after them (48, 80, 144: the count of the half's high lanes, which
+        // XNOR and MIXED would make nonzero, is masked off; 528: sixteen and a half).
+        let sizes = [
+            4, 8, 9, 10, 11, 12, 13, 14, 15, 16, 32, 48, 64, 80, 96, 128, 144, 256, 528, 544,
+        ];
+        for bytes in sizes {
+            for (m, n) in [(1, 0), (1, 1), (1, 7), (2, 8), (1, 9), (3, 63), (2, 201)] {
+                let a: Vec<u8> = (0..m * bytes + 3).map(|_| next() as u8).collect();
+                let b: Vec<u8> = (0..n * bytes).map(|_| next() as u8).collect();
+                let task = consecutive(&a, m, &b, n, bytes);
+                let want = tile_counts::<E>(&task, n);
+                for (es, off) in [(8, 0), (8, 3), (4, 1), (2, 5), (1, 7)] {
+                    // Counts that fit the output's elements, as the validator chooses them.
+                    if es < 8 && (bytes * 8) >> (8 * es) != 0 {
+                        continue;
+                    }
+                    let len = m * n * es;
+                    let mut buf = vec![0xA5u8; len + 2 * GUARD + off];
+                    let mut out = PairOut {
+                        bytes: &mut buf[GUARD + off..GUARD + off + len],
+                        es,
+                        stride: n,
+                        rows: None,
+                        col: 0,
+                        non_temporal: false,
+                    };
+                    assert!(
+                        Avx2::detect()
+                            .expect("AVX2 was detected")
+                            .stream::<E>(&task, &mut out),
+                        "{name}: {bytes} bytes not streamed"
+                    );
+                    taken += 1;
+                    let got: Vec<u64> = buf[GUARD + off..GUARD + off + len]
+                        .chunks_exact(es)
+                        .map(|c| {
+                            let mut w = [0u8; 8];
+                            w[..es].copy_from_slice(c);
+                            u64::from_le_bytes(w)
+                        })
+                        .collect();
+                    assert_eq!(got, want, "{name}, {bytes} bytes, {m} x {n}, es {es}");
+                    let outside = buf[..GUARD + off].iter().chain(&buf[GUARD + off + len..]);
+                    assert!(
+                        outside.into_iter().all(|&x| x == 0xA5),
+                        "{name}, {bytes} bytes, {m} x {n}, es {es}: a byte written outside"
+                    );
+                }
+            }
+        }
+        // Sizes the AVX2 streams do not take are left to the tiles, unwritten.
+        for bytes in [1, 2, 3, 5, 7, 17, 20, 24, 40, 56, 88] {
+            let (a, b) = (vec![0u8; 2 * bytes], vec![0u8; 9 * bytes]);
+            let task = consecutive(&a, 2, &b, 9, bytes);
+            let mut got = vec![u64::MAX; 18];
+            let taken = Avx2::detect()
+                .expect("AVX2 was detected")
+                .stream::<E>(&task, &mut PairOut::tile(&mut got, 9));
+            assert!(
+                !taken && got.iter().all(|&x| x == u64::MAX),
+                "{bytes} bytes"
+            );
+        }
+        assert!(taken >= sizes.len() * 7 * 2, "{name}: {taken} checks");
+        // With AVX-512 F and BW, 15 bytes stays in these windows; the sizes about it do not.
+        assert!(!bw_streams(15));
+        assert!([4, 8, 14, 16, 32, 48, 64].into_iter().all(bw_streams));
+    }
+    check::<Xor>("XOR");
+    check::<Xnor>("XNOR");
+    check::<And>("AND");
+    check::<Mixed>("MIXED");
+}
+
+/// The AVX2 stream of codes of a multiple of 16 bytes sums a code's byte counts in bytes for
+/// at most sixteen registers: codes equal to the query under XNOR (every bit counts, eight a
+/// byte) of 32 and more registers (1,040 bytes: 32 and a half), whose byte sums would pass
+/// 255 without that bound, give every bit, and AND of all-ones codes alike.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn long_avx2_codes_count_every_bit() {
+    if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Baseline {
+        return;
+    }
+    for bytes in [512, 1024, 1040, 2048, 4096] {
+        let n = 9;
+        let a = vec![0xFFu8; bytes];
+        let b = vec![0xFFu8; n * bytes];
+        let task = consecutive(&a, 1, &b, n, bytes);
+        fn streamed<E: WideExpr>(task: &PairTask<'_>, n: usize) -> Vec<u64> {
+            let mut got = vec![0u64; n];
+            let taken = Avx2::detect()
+                .expect("AVX2 was detected")
+                .stream::<E>(task, &mut PairOut::tile(&mut got, n));
+            assert!(taken, "{} bytes not streamed", task.k);
+            got
+        }
+        for (name, got) in [
+            ("XNOR", streamed::<Xnor>(&task, n)),
+            ("AND", streamed::<And>(&task, n)),
+        ] {
+            assert_eq!(got, vec![bytes as u64 * 8; n], "{name}, {bytes} bytes");
+        }
+    }
+}
+
+/// Long rows align their stores: at every offset of the output from a cache line, for
+/// outputs of 1, 2, 4 and 8 bytes, stored as usual and around the caches (non-temporal
+/// stores, which fault where not aligned), the streams give the word tile's counts in every element,
+/// with rows that end on a store, on eight codes, and past them (counted one by one), and
+/// write nothing before or after the output.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn long_rows_store_aligned_at_every_offset() {
+    for vpopcnt in avx512_forms() {
+        long_rows_store_aligned(vpopcnt);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn long_rows_store_aligned(vpopcnt: bool) {
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+    const GUARD: usize = 128;
+    for bytes in [1, 2, 3, 4, 7, 8, 10, 12, 16, 18, 31, 64, 100, 128, 300, 512] {
+        for n in [256, 264, 271, 272, 1000] {
+            let m = 2;
+            let a: Vec<u8> = (0..m * bytes).map(|_| next() as u8).collect();
+            let b: Vec<u8> = (0..n * bytes).map(|_| next() as u8).collect();
+            let task = consecutive(&a, m, &b, n, bytes);
+            let want = tile_counts::<Xnor>(&task, n);
+            for (es, non_temporal) in [1, 2, 4, 8]
+                .into_iter()
+                .flat_map(|e| [(e, false), (e, true)])
+            {
+                for off in (0..64).step_by(es) {
+                    let len = m * n * es;
+                    let mut buf = vec![0xA5u8; len + 2 * GUARD + 64];
+                    let start = GUARD + (64 - buf.as_ptr() as usize % 64) % 64 + off;
+                    let mut out = PairOut {
+                        bytes: &mut buf[start..start + len],
+                        es,
+                        stride: n,
+                        rows: None,
+                        col: 0,
+                        non_temporal,
+                    };
+                    assert!(avx512_stream::<Xnor>(vpopcnt, &task, &mut out));
+                    let at = |i: usize| {
+                        let mut w = [0u8; 8];
+                        w[..es].copy_from_slice(&buf[start + i * es..start + (i + 1) * es]);
+                        u64::from_le_bytes(w)
+                    };
+                    let mask = if es == 8 {
+                        u64::MAX
+                    } else {
+                        (1 << (8 * es)) - 1
+                    };
+                    for (i, &w) in want.iter().enumerate() {
+                        assert_eq!(
+                            at(i),
+                            w & mask,
+                            "{bytes} bytes, n {n}, es {es}, +{off}, {non_temporal}"
+                        );
+                    }
+                    assert!(
+                        buf[..start]
+                            .iter()
+                            .chain(&buf[start + len..])
+                            .all(|&x| x == 0xA5),
+                        "a byte outside the output: {bytes} bytes, n {n}, es {es}, +{off}"
+                    );
+                }
+            }
+        }
+    }
+}
