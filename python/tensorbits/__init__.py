@@ -796,7 +796,7 @@ def _unsigned_codes(index, a, b):
     """int8 to int64 codes (sentence-transformers' ``precision="binary"`` is int8) as the unsigned
     type of their width for an op that counts bits of unsigned codes only (``binary_dot``): the
     stored bits are the same, and only they count."""
-    if index != _native.op_index("binary_dot"):
+    if index != _op_index("binary_dot"):
         return a, b
     def view(x):
         if isinstance(x, np.ndarray) and x.dtype.kind == "i":
