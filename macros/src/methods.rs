@@ -205,7 +205,10 @@ fn reduce_body(sig: &Signature<'_>, method: Method) -> TokenStream {
             Some(f) => f.clone(),
             None => quote!(Self::__tensorbits_pair::<#word>),
         };
-        quote!(::core::option::Option::Some((&#run, #use_wide)))
+        quote!(::core::option::Option::Some(::tensorbits::__private::PairRef {
+            run: &#run,
+            wide: #use_wide,
+        }))
     } else {
         quote!(::core::option::Option::None)
     };

@@ -37,6 +37,7 @@ const CPU_ORDER: &[&str] = &[
     "select",
     "reduce",
     "pair",
+    "knn",
     "binarize",
     "x86_tests",
 ];

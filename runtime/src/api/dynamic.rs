@@ -76,15 +76,9 @@ impl OpKernels {
                 .fold
                 .as_ref()
                 .map(|f| f as &(dyn Fn(&[&[u8]], &mut [u64], usize) + Sync)),
-            pair: self.pair.as_ref().map(|p| {
-                (
-                    &p.run
-                        as &(
-                             dyn Fn(&crate::op::PairTask<'_>, &mut crate::op::PairOut<'_, '_>)
-                                 + Sync
-                         ),
-                    p.wide,
-                )
+            pair: self.pair.as_ref().map(|p| crate::cpu::PairRef {
+                run: &p.run,
+                wide: p.wide,
             }),
         }
     }
@@ -214,10 +208,11 @@ pub fn execute_pairwise_packed(
         && sum.is_plain()
         && let Some(pair) = op.pair_kernel(dtype)
     {
-        let run: &(dyn Fn(&crate::op::PairTask<'_>, &mut crate::op::PairOut<'_, '_>) + Sync) =
-            &pair.run;
         cpu::pair::run_packed(
-            (run, pair.wide),
+            cpu::PairRef {
+                run: &pair.run,
+                wide: pair.wide,
+            },
             rows,
             dtype,
             out_dtype.size(),
@@ -264,7 +259,7 @@ pub fn knn_packed(
     {
         return Ok(false);
     }
-    let out = cpu::pair::KnnOut {
+    let out = cpu::knn::KnnOut {
         dist: distances,
         es: oes,
         idx: indices,
@@ -280,20 +275,20 @@ pub fn knn_packed(
 }
 
 /// knn for a validated plan, through the op's pair kernel, into packed outputs (see
-/// [`cpu::pair::knn`]).
+/// [`cpu::knn::knn`]).
 fn knn_into(
     op: &OpInfo,
     plan: &Plan,
     inputs: &[InputBuffer<'_>],
     k: usize,
-    out: cpu::pair::KnnOut<'_>,
+    out: cpu::knn::KnnOut<'_>,
 ) -> Result<()> {
     let ks = op_kernels(op, plan)?;
     let pair = ks.kernels().pair.ok_or_else(|| Error::NotAReduction {
         op: op.name(),
         what: "has no pair kernel",
     })?;
-    cpu::pair::knn(plan, inputs, k, pair, out)
+    cpu::knn::knn(plan, inputs, k, pair, out)
 }
 
 /// Whether `a` and `b` are exactly packed `[M, K]` and `[N, K]` of `dtype`.
@@ -417,7 +412,7 @@ pub fn knn(
     let oes = dist_desc.data_type().size();
     if dist_desc.is_packed() && idx_desc.is_packed() {
         // Rows straight into their place.
-        let out = cpu::pair::KnnOut {
+        let out = cpu::knn::KnnOut {
             dist: &mut dist_out[..plan.count * oes],
             es: oes,
             idx: &mut idx_out[..plan.count * 8],
@@ -432,7 +427,7 @@ pub fn knn(
     )?;
     let mut dist = crate::alloc::zeroed_vec::<u8>(plan.count * oes, "distances")?;
     let mut idx = crate::alloc::zeroed_vec::<u8>(plan.count * 8, "indices")?;
-    let out = cpu::pair::KnnOut {
+    let out = cpu::knn::KnnOut {
         dist: &mut dist,
         es: oes,
         idx: &mut idx,

@@ -461,12 +461,12 @@ pub fn knn_new<T: Element, D: Element>(
     let mut dist = crate::alloc::zeroed_vec::<D>(plan.count, "distances")?;
     let mut idx = crate::alloc::zeroed_vec::<i64>(plan.count, "indices")?;
     D::with_bytes_mut(&mut dist, |db| {
-        let out = cpu::pair::KnnOut {
+        let out = cpu::knn::KnnOut {
             dist: db,
             es: D::DATA_TYPE.size(),
             idx: bytemuck::cast_slice_mut(&mut idx),
         };
-        cpu::pair::knn(&plan, &srcs, k, pair, out)
+        cpu::knn::knn(&plan, &srcs, k, pair, out)
     })?;
     Ok((
         Tensor::from_checked(dist, plan.out_shape),

@@ -13,30 +13,27 @@
 //!
 //! The drivers below are compiled once: they pack `b`, cut the work into tiles spread over rayon's
 //! thread pool, and write the tiles in the output type ([`run`]) or keep the `k` smallest
-//! distances of each row of `a` ([`knn`], with `select.rs` choosing the candidates) without ever
+//! distances of each row of `a` ([`knn`](super::knn::knn), in `knn.rs`, with `select.rs` choosing the candidates) without ever
 //! holding the `M x N` matrix.
 
-use super::kernel::Dist;
-use super::select::Selections;
 use super::simd;
-use super::strategy::{
-    KnnPlan, KnnSplit, KnnWork, PairSplit, PairWork, knn_plan, pair_parallel_bytes, pair_plan,
-};
+use super::strategy::{PairSplit, PairWork, pair_parallel_bytes, pair_plan};
 use super::tiles::{PACK_ROWS, code_word, last_word_bytes};
-use super::tuning::{
-    CALL_ROWS, KNN_PARALLEL_BYTES, MB, NB, TILE_BYTES, WHOLE_PACK_BYTES, WHOLE_PACK_PARALLEL_BYTES,
-};
+use super::tuning::{CALL_ROWS, TILE_BYTES, WHOLE_PACK_BYTES, WHOLE_PACK_PARALLEL_BYTES};
 use crate::MAX_RANK;
 use crate::element::{Lanes, WideExpr, Word, write_elem};
 use crate::error::Result;
 use crate::op::{InputBuffer, PairOut, PairTask, Plan, ReduceOp};
 
-/// An op's pair kernel and whether it is wide (see [`PairKernel`](crate::op::PairKernel)).
+/// An op's pair kernel as a call borrows it (see [`PairKernel`](crate::op::PairKernel)).
 #[doc(hidden)]
-pub type PairRef<'k> = (
-    &'k (dyn Fn(&PairTask<'_>, &mut PairOut<'_, '_>) + Sync),
-    bool,
-);
+#[derive(Clone, Copy)]
+pub struct PairRef<'k> {
+    /// The tile kernel.
+    pub run: &'k (dyn Fn(&PairTask<'_>, &mut PairOut<'_, '_>) + Sync),
+    /// Whether it computes on whole 64-bit words, which a packed `b` then serves.
+    pub wide: bool,
+}
 
 /// The tile computation generated kernels call: `elem` is the op's element function at the element
 /// type's word, giving the count or bits to combine; `E` its expression under the count at whole
@@ -229,9 +226,9 @@ fn pair_form<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
 
 /// Rows of one input of a pairwise plan for one batch index: contiguous within each row (the input
 /// as it is, when its last dimension has stride 1), else gathered into a packed copy.
-struct Rows<'a> {
-    bytes: std::borrow::Cow<'a, [u8]>,
-    stride: usize,
+pub(super) struct Rows<'a> {
+    pub(super) bytes: std::borrow::Cow<'a, [u8]>,
+    pub(super) stride: usize,
 }
 
 fn rows<'a>(
@@ -331,7 +328,7 @@ fn pack_into(
 /// codes of 128 bytes, in seven tasks, spent a quarter of the call packing). `None` where `b` is
 /// not packed in tiles or is past [`WHOLE_PACK_BYTES`], or where the memory cannot be had: the
 /// tasks then pack their own tiles.
-fn pack_whole_b(bt: &Batch<'_>, s: &Shape) -> Option<Vec<u64>> {
+pub(super) fn pack_whole_b(bt: &Batch<'_>, s: &Shape) -> Option<Vec<u64>> {
     if !bt.pack || s.ww == 0 || !fits_whole(s) {
         return None;
     }
@@ -355,7 +352,7 @@ fn pack_whole_b(bt: &Batch<'_>, s: &Shape) -> Option<Vec<u64>> {
 }
 
 /// Whether all of `b` packed for the wide kernel takes at most [`WHOLE_PACK_BYTES`].
-fn fits_whole(s: &Shape) -> bool {
+pub(super) fn fits_whole(s: &Shape) -> bool {
     let bytes = s.n.div_ceil(8).saturating_mul(s.ww * 64);
     bytes <= WHOLE_PACK_BYTES
 }
@@ -388,7 +385,7 @@ fn transpose_words<const WW: usize>(rows: &[u8], buf: &mut [u64], ww: usize, row
 
 /// The packed form of rows `j0..j0 + nj` of `b` for the wide kernel (`j0` a multiple of eight):
 /// `b` itself where it already is, a tile packed into `buf` where the batch packs, else none.
-fn packed_for<'t>(
+pub(super) fn packed_for<'t>(
     bt: &'t Batch<'_>,
     s: &Shape,
     (j0, nj): (usize, usize),
@@ -415,21 +412,21 @@ fn in_place_packing<'a>(b: &Rows<'a>, s: &Shape) -> Option<&'a [u64]> {
 }
 
 /// One batch index of a pairwise plan: rows of `a` and `b` and where the output goes.
-struct Batch<'a> {
-    a: Rows<'a>,
-    b: Rows<'a>,
+pub(super) struct Batch<'a> {
+    pub(super) a: Rows<'a>,
+    pub(super) b: Rows<'a>,
     /// `b` in its packed form, read in place.
-    in_place: Option<&'a [u64]>,
+    pub(super) in_place: Option<&'a [u64]>,
     /// Whether tiles of `b` are packed for the wide kernel (enough rows of `a` to pay for it).
-    pack: bool,
+    pub(super) pack: bool,
     /// Whether the kernel streams the rows of `a` against `b` as it lies (vector registers).
-    streamed: bool,
-    out_base: usize,
+    pub(super) streamed: bool,
+    pub(super) out_base: usize,
 }
 
 impl Batch<'_> {
     /// This batch with all of `b` read from `packed`, made by [`pack_whole_b`].
-    fn with_packed<'p>(&'p self, packed: &'p [u64]) -> Batch<'p> {
+    pub(super) fn with_packed<'p>(&'p self, packed: &'p [u64]) -> Batch<'p> {
         let rows = |r: &'p Rows<'_>| Rows {
             bytes: std::borrow::Cow::Borrowed(&r.bytes[..]),
             stride: r.stride,
@@ -486,23 +483,23 @@ impl<'a> Batch<'a> {
 }
 
 /// Geometry of a pairwise plan.
-struct Shape {
-    nb: usize,
-    m: usize,
-    n: usize,
-    k: usize,
-    es: usize,
-    ww: usize,
+pub(super) struct Shape {
+    pub(super) nb: usize,
+    pub(super) m: usize,
+    pub(super) n: usize,
+    pub(super) k: usize,
+    pub(super) es: usize,
+    pub(super) ww: usize,
 }
 
 impl Shape {
     /// The largest distance a sum of bit counts can reach: the bits of a code.
-    fn max_distance(&self) -> u64 {
+    pub(super) fn max_distance(&self) -> u64 {
         (self.k * self.es * 8) as u64
     }
 }
 
-fn shape(plan: &Plan) -> Shape {
+pub(super) fn shape(plan: &Plan) -> Shape {
     let nd = plan.iter.len();
     let es = plan.in_dtype.size();
     let k = plan.iter[nd - 1];
@@ -519,7 +516,7 @@ fn shape(plan: &Plan) -> Shape {
 
 /// Every batch index of the plan, with each input's rows; made before anything is written, so
 /// that memory a packed copy cannot have leaves the output untouched.
-fn batches<'a>(
+pub(super) fn batches<'a>(
     plan: &Plan,
     s: &Shape,
     inputs: &[InputBuffer<'a>],
@@ -559,12 +556,12 @@ fn batches<'a>(
 }
 
 /// How a plan's pairs reduce, and the value of an empty reduction.
-fn how(plan: &Plan) -> (ReduceOp, u64) {
+pub(super) fn how(plan: &Plan) -> (ReduceOp, u64) {
     let op = plan.reduce.unwrap_or(ReduceOp::Sum);
     (op, super::accum::identity(op, plan.in_dtype))
 }
 
-fn task<'t>(
+pub(super) fn task<'t>(
     (op, identity): (ReduceOp, u64),
     s: &Shape,
     bt: &'t Batch<'_>,
@@ -607,7 +604,7 @@ pub(crate) fn run(
         work: plan.count.saturating_mul(s.k.max(1)).saturating_mul(s.es),
         s,
     };
-    for bt in batches(plan, &job.s, inputs, pair.1, usize::MAX)? {
+    for bt in batches(plan, &job.s, inputs, pair.wide, usize::MAX)? {
         let region = &mut out[bt.out_base * job.oes..];
         run_batch(&job, &bt, region, pair);
     }
@@ -651,7 +648,7 @@ pub(crate) fn run_packed(
         bytes: std::borrow::Cow::Borrowed(src),
         stride: k * es,
     };
-    let bt = Batch::new(&job.s, (row(a), row(b)), pair.1, 0, usize::MAX);
+    let bt = Batch::new(&job.s, (row(a), row(b)), pair.wide, 0, usize::MAX);
     run_batch(&job, &bt, out, pair);
 }
 
@@ -717,10 +714,10 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
                             col: 0,
                             non_temporal,
                         };
-                        (pair.0)(&t, &mut o);
+                        (pair.run)(&t, &mut o);
                     } else {
                         tile.resize(ni * nj, 0);
-                        (pair.0)(&t, &mut PairOut::tile(&mut tile, nj));
+                        (pair.run)(&t, &mut PairOut::tile(&mut tile, nj));
                         for r in 0..ni {
                             for (c, &v) in tile[r * nj..(r + 1) * nj].iter().enumerate() {
                                 let at = (r0 - origin + r) * so_m + (j0 + c) * so_n;
@@ -763,7 +760,7 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
                             col: j0 - c0,
                             non_temporal,
                         };
-                        (pair.0)(&tk, &mut o);
+                        (pair.run)(&tk, &mut o);
                     }
                 }
             });
@@ -787,257 +784,5 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
             });
         }
         PairSplit::Alone => rows_of(bt, (0, s.m), region, 0, so_m),
-    }
-}
-
-/// Where knn writes: packed `[..., M, k]` distances of `es` bytes (the op's results, in the low
-/// bytes) and `i64` row indices, rows after each other in batch order.
-pub(crate) struct KnnOut<'o> {
-    pub(crate) dist: &'o mut [u8],
-    pub(crate) es: usize,
-    pub(crate) idx: &'o mut [u8],
-}
-
-impl<'o> KnnOut<'o> {
-    /// The outputs of `rows` rows of `k` from row `r0` on.
-    fn rows(&mut self, r0: usize, rows: usize, k: usize) -> KnnOut<'_> {
-        let (d, i) = (r0 * k * self.es, r0 * k * 8);
-        KnnOut {
-            dist: &mut self.dist[d..d + rows * k * self.es],
-            es: self.es,
-            idx: &mut self.idx[i..i + rows * k * 8],
-        }
-    }
-
-    /// Cuts the outputs into parts of `rows` rows of `k` (the last may hold fewer).
-    fn split(self, rows: usize, k: usize) -> Vec<KnnOut<'o>> {
-        let es = self.es;
-        self.dist
-            .chunks_mut(rows * k * es)
-            .zip(self.idx.chunks_mut(rows * k * 8))
-            .map(|(dist, idx)| KnnOut { dist, es, idx })
-            .collect()
-    }
-
-    /// Row `r`'s list, its keys turned back into the op's values.
-    #[inline]
-    fn put(&mut self, plan: &Plan, r: usize, list: &[(u64, u64)]) {
-        let k = list.len();
-        let convert = plan.flip || plan.epilogue.is_some();
-        let dist = &mut self.dist[r * k * self.es..(r + 1) * k * self.es];
-        let idx = &mut self.idx[r * k * 8..(r + 1) * k * 8];
-        for (j, (&(key, index), i)) in list.iter().zip(idx.chunks_exact_mut(8)).enumerate() {
-            let v = if convert { plan.knn_value(key) } else { key };
-            write_elem(dist, j, self.es, v);
-            i.copy_from_slice(&index.to_le_bytes());
-        }
-    }
-}
-
-/// The `k` nearest rows of `b` for every row of `a`, into `out`: per batch index and row, `k`
-/// distances in the plan's order (ascending counts, or descending ones when it flips), ties by
-/// the lower index, and their indices (`k` is at most the rows of `b`: validation sees to it).
-/// Each task writes its rows into their place, so no list of every row's pairs is held.
-pub(crate) fn knn(
-    plan: &Plan,
-    inputs: &[InputBuffer<'_>],
-    k: usize,
-    pair: PairRef<'_>,
-    mut out: KnnOut<'_>,
-) -> Result<()> {
-    let copies = super::walk::zeroed_padding(plan, inputs);
-    let zeroed = copies.as_ref().map(|c| super::walk::with_copies(inputs, c));
-    let inputs = zeroed.as_deref().unwrap_or(inputs);
-    let s = shape(plan);
-    let work = (s.m * s.n).saturating_mul(s.k.max(1)).saturating_mul(s.es);
-    // The pool is asked for its size only when the work is large: a small call notices the lock.
-    let pool = match work >= KNN_PARALLEL_BYTES {
-        true => crate::pool::num_threads(),
-        false => 1,
-    };
-    let mut at = 0;
-    for bt in batches(plan, &s, inputs, pair.1, MB)? {
-        if k == 0 || s.m == 0 {
-            continue;
-        }
-        let knn_work = KnnWork {
-            rows_a: s.m,
-            rows_b: s.n,
-            work,
-            lookup: bt.pack && simd::tile_by_lookup(),
-            b_fits_whole: fits_whole(&s),
-            selection_bytes: Selections::bytes(s.m, k, s.max_distance()),
-        };
-        let KnnPlan { threads, split } = knn_plan(&knn_work, pool);
-        let parallel = threads > 1;
-        let mut rows_out = out.rows(at, s.m, k);
-        at += s.m;
-        if let KnnSplit::Rows {
-            rows: rows_per,
-            pack_whole,
-        } = split
-        {
-            // Each task takes some rows of `a` against all of `b`, into their place. Many tasks
-            // a thread pass over all of `b`: packed once for them all. One share a thread packs
-            // its own tiles, as a single thread does: the shares' packing costs what the whole's
-            // would, in parallel rather than before the split, and `b` packed here would reach a
-            // helper's core line by line from this core's cache.
-            let whole = pack_whole.then(|| pack_whole_b(&bt, &s)).flatten();
-            let shared = whole.as_deref().map(|p| bt.with_packed(p));
-            let bt = shared.as_ref().unwrap_or(&bt);
-            let one = |t: usize, mut part: KnnOut<'_>| {
-                let i0 = t * rows_per;
-                let i1 = (i0 + rows_per).min(s.m);
-                select(plan, &s, bt, (i0, i1), (0, s.n), k, pair, |r, list| {
-                    part.put(plan, r, list)
-                });
-            };
-            let parts = rows_out.split(rows_per, k);
-            if parallel {
-                crate::pool::each(parts, one);
-            } else {
-                parts
-                    .into_iter()
-                    .enumerate()
-                    .for_each(|(t, part)| one(t, part));
-            }
-        } else if let KnnSplit::Columns { cols: cols_per, .. } = split {
-            // Few rows: each task takes all of them against a range of `b` (which it packs once
-            // for all of them), and the ranges' lists are merged.
-            let ranges: Vec<(usize, usize)> = (0..s.n)
-                .step_by(cols_per)
-                .map(|j0| (j0, (j0 + cols_per).min(s.n)))
-                .collect();
-            let parts: Vec<Vec<(u64, u64)>> = crate::pool::map(ranges.len(), |t| {
-                let (j0, j1) = ranges[t];
-                let per = k.min(j1 - j0);
-                let mut part = vec![(0, 0); s.m * per];
-                select(plan, &s, &bt, (0, s.m), (j0, j1), k, pair, |r, list| {
-                    part[r * per..(r + 1) * per].copy_from_slice(list)
-                });
-                part
-            });
-            let mut merged = Vec::with_capacity(k);
-            for r in 0..s.m {
-                let lists = ranges.iter().zip(&parts).map(|(&(j0, j1), part)| {
-                    let per = k.min(j1 - j0);
-                    &part[r * per..(r + 1) * per]
-                });
-                merge_sorted(lists, k, &mut merged);
-                rows_out.put(plan, r, &merged);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The `k` smallest of `lists`, each sorted ascending, in one sorted list (`k` of them, which the
-/// lists hold together): merged two at a time.
-fn merge_sorted<'l>(
-    lists: impl Iterator<Item = &'l [(u64, u64)]>,
-    k: usize,
-    acc: &mut Vec<(u64, u64)>,
-) {
-    acc.clear();
-    let mut next = Vec::with_capacity(k);
-    for list in lists {
-        next.clear();
-        let (mut x, mut y) = (acc.iter().peekable(), list.iter().peekable());
-        while next.len() < k {
-            let take = match (x.peek(), y.peek()) {
-                (Some(a), Some(b)) => match a <= b {
-                    true => x.next(),
-                    false => y.next(),
-                },
-                (Some(_), None) => x.next(),
-                (None, _) => y.next(),
-            };
-            match take {
-                Some(&e) => next.push(e),
-                None => break,
-            }
-        }
-        std::mem::swap(acc, &mut next);
-    }
-}
-
-thread_local! {
-    /// knn's tile of distances (`u64`s, or `u16`s in the same words), kept between calls:
-    /// allocating it per task (and zeroing it) cost more than the distances of a task of small
-    /// codes.
-    static TILE: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-/// Rows `i0..i1` of `a` against rows `j0..j1` of `b`: each row's `k` (or `j1 - j0`, if fewer)
-/// smallest `(key, index)` to `emit`, with the row's index from `i0`, row after row.
-#[allow(clippy::too_many_arguments)]
-fn select(
-    plan: &Plan,
-    s: &Shape,
-    bt: &Batch<'_>,
-    (i0, i1): (usize, usize),
-    (j0, j1): (usize, usize),
-    k: usize,
-    pair: PairRef<'_>,
-    emit: impl FnMut(usize, &[(u64, u64)]),
-) {
-    let max_distance = s.max_distance();
-    let mut sel = Selections::new(i1 - i0, k, max_distance);
-    let mut tile = TILE.take();
-    // Where the rows stream, distances of codes up to 8 KiB go through a tile of `u16`s, which the
-    // streams write from their registers as they would a `uint16` output, and which the scan
-    // compares sixteen to an instruction. The tiles of packed blocks, which would narrow from
-    // memory, keep `u64`s.
-    if bt.streamed && max_distance.max(plan.max_count) <= u64::from(u16::MAX) {
-        select_in::<u16>(plan, s, bt, (i0, i1), (j0, j1), pair, &mut sel, &mut tile);
-    } else {
-        select_in::<u64>(plan, s, bt, (i0, i1), (j0, j1), pair, &mut sel, &mut tile);
-    }
-    TILE.set(tile);
-    sel.write_sorted(k.min(j1 - j0), emit);
-}
-
-/// [`select`]'s distances into `sel`, through a tile of `D`s in `buf` (grown as needed).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn select_in<D: Dist>(
-    plan: &Plan,
-    s: &Shape,
-    bt: &Batch<'_>,
-    (i0, i1): (usize, usize),
-    (j0, j1): (usize, usize),
-    pair: PairRef<'_>,
-    sel: &mut Selections,
-    buf: &mut Vec<u64>,
-) {
-    // A few rows of `a` take wide tiles of `b` (each kernel call has a fixed cost), many rows the
-    // tiles that stay in L1 while eight rows pass.
-    let nb = if i1 - i0 <= MB { 8 * NB } else { NB };
-    let words = (MB * nb * size_of::<D>()).div_ceil(8);
-    if buf.len() < words {
-        buf.resize(words, 0);
-    }
-    let tile: &mut [D] = bytemuck::cast_slice_mut(&mut buf[..words]);
-    let mut pbuf = Vec::new();
-    for jb in (j0..j1).step_by(nb) {
-        let nj = (j1 - jb).min(nb);
-        let packed = packed_for(bt, s, (jb, nj), &mut pbuf);
-        for r0 in (i0..i1).step_by(MB) {
-            let ni = (i1 - r0).min(MB);
-            let t = task(how(plan), s, bt, (r0, ni), (jb, nj), packed);
-            (pair.0)(&t, &mut PairOut::tile(&mut tile[..ni * nj], nj));
-            if plan.flip {
-                for v in &mut tile[..ni * nj] {
-                    *v = D::narrow(plan.knn_key((*v).into()));
-                }
-            }
-            for r in 0..ni {
-                let row = &tile[r * nj..(r + 1) * nj];
-                // Rows come in increasing index order: an equal distance never displaces. Once a
-                // row has its `k` candidates, few distances beat the worst of them, and the scan
-                // rules them out sixteen at a time.
-                sel.push_all(r0 - i0 + r, row, jb);
-            }
-        }
     }
 }
