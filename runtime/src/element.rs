@@ -289,6 +289,7 @@ pub(crate) fn write_elem(out: &mut [u8], at: usize, es: usize, v: u64) {
 }
 
 /// An output's element size as the vector stores write it: 1, 2 or 4 bytes, else 8.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn out_size(es: usize) -> usize {
     match es {

@@ -5,7 +5,9 @@
 //! ([`pair_wide_body`], register-blocked over [`RB`] rows of `a`); anything else element by element
 //! ([`pair_elems_body`]).
 
-use crate::element::{WideExpr, Word, out_size, write8};
+#[cfg(target_arch = "x86_64")]
+use crate::element::out_size;
+use crate::element::{WideExpr, Word, write8};
 use crate::op::{PairOut, PairTask, ReduceOp};
 
 /// Rows of `a` at which packing `b` pays: below, each pair of rows is counted word by word on `b`
