@@ -264,8 +264,8 @@ pub fn gpu_kernels(m: &Model) -> TokenStream {
 
 /// The pair kernel compiled into the runtime for a pairwise sum of the bit counts of any function
 /// of the two inputs' bits (written any way: `!(a ^ b)`, `!a ^ b`, `(b & a)`, `a & !b` ...), found
-/// by the expression's truth table: XOR, XNOR, AND and OR have tiles of their own, every other
-/// table the runtime's `pair_table` (from `|a & b|` and the rows' counts). Other expressions
+/// by the expression's truth table: XOR and AND have tiles of their own, every other table the
+/// runtime's `pair_table` (from their tiles and the rows' counts). Other expressions
 /// (shifts, literals) get the runtime's generic tiles, compiled in the user's crate.
 pub fn pair_form(m: &Model) -> Option<TokenStream> {
     if !m.pairwise || m.reduce != Some(ReduceOp::Sum) {
@@ -274,9 +274,7 @@ pub fn pair_form(m: &Model) -> Option<TokenStream> {
     let table = m.compute.truth_table()?;
     let f = match table {
         0b0110 => "pair_xor",
-        0b1001 => "pair_xnor",
         0b1000 => "pair_and",
-        0b1110 => "pair_or",
         _ => {
             return Some(quote! {
                 |task: &::tensorbits::__private::PairTask<'_>,

@@ -94,8 +94,7 @@ pub mod __private {
     };
     pub use crate::cpu::map;
     pub use crate::cpu::{
-        Kernels, PairRef, fold_bits, fold_code, fold_count, pair, pair_and, pair_or, pair_table,
-        pair_xnor, pair_xor,
+        Kernels, PairRef, fold_bits, fold_code, fold_count, pair, pair_and, pair_table, pair_xor,
     };
     pub use crate::element::{Bool8, CountOutput, IntWord, Lanes, NoWide, WideExpr, Word};
     #[cfg(feature = "gpu")]

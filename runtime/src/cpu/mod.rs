@@ -48,7 +48,7 @@ use bytemuck::Pod;
 pub use accum::fold_code;
 pub use isa::{CPU_ENV, instruction_set};
 #[doc(hidden)]
-pub use pair::{PairRef, pair, pair_and, pair_or, pair_table, pair_xnor, pair_xor};
+pub use pair::{PairRef, pair, pair_and, pair_table, pair_xor};
 use tuning::FOLD_ROWS;
 pub use tuning::{PARALLEL_BYTES, STREAM_BYTES};
 pub(crate) use walk::each_offset;

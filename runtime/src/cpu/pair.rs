@@ -13,8 +13,8 @@
 //!
 //! The drivers below are compiled once: they pack `b`, cut the work into tiles spread over rayon's
 //! thread pool, and write the tiles in the output type ([`run`]) or keep the `k` smallest
-//! distances of each row of `a` ([`knn`](super::knn::knn), in `knn.rs`, with `select.rs` choosing the candidates) without ever
-//! holding the `M x N` matrix.
+//! distances of each row of `a` ([`knn`](super::knn::knn), in `knn.rs`, with `select.rs` choosing
+//! the candidates) without ever holding the `M x N` matrix.
 
 use super::simd;
 use super::strategy::{PairSplit, PairWork, pair_parallel_bytes, pair_plan};
@@ -90,18 +90,6 @@ pair_forms! {
     pair_and, AndForm, |x| L::and(x[0], x[1]);
 }
 
-/// Sums of `(!(a ^ b)).count_ones()`: the code's bits less [`pair_xor`]'s count.
-#[doc(hidden)]
-pub fn pair_xnor(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
-    pair_table(task, out, 0b1001)
-}
-
-/// Sums of `(a | b).count_ones()`: `|a| + |b|` less [`pair_and`]'s count.
-#[doc(hidden)]
-pub fn pair_or(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
-    pair_table(task, out, 0b1110)
-}
-
 thread_local! {
     /// [`pair_table`]'s counts of `a & b` and of `b`'s rows, kept between calls.
     static TABLE_TILE: std::cell::Cell<(Vec<u64>, Vec<i64>)> =
@@ -126,15 +114,13 @@ thread_local! {
 pub fn pair_table(task: &PairTask<'_>, out: &mut PairOut<'_, '_>, t: u8) {
     let f = |x: u8, y: u8| i64::from((t >> (2 * x + y)) & 1);
     let (c_w, c_a, c_b) = (f(0, 0), f(1, 0) - f(0, 0), f(0, 1) - f(0, 0));
-    let mut c_n = f(1, 1) - f(1, 0) - f(0, 1) + f(0, 0);
-    // `c_a |a| + c_b |b| + c_n n` with `n = (|a| + |b| - x)/2` is `-c_n / 2 x` when these cancel.
-    let by_xor = c_n % 2 == 0 && c_n != 0 && c_a == -c_n / 2 && c_b == -c_n / 2;
-    let (c_a, c_b) = match by_xor {
-        true => {
-            c_n = -c_n / 2;
-            (0, 0)
-        }
-        false => (c_a, c_b),
+    let c_n = f(1, 1) - f(1, 0) - f(0, 1) + f(0, 0);
+    // `c_a |a| + c_b |b| + c_n n` with `n = (|a| + |b| - x) / 2` is `-c_n / 2 x` when these cancel
+    // (XOR and XNOR): then `c_n` below is the coefficient of `x`, the XOR tile's count.
+    let by_xor = c_n != 0 && c_a == -c_n / 2 && c_b == -c_n / 2 && c_n % 2 == 0;
+    let (c_a, c_b, c_n) = match by_xor {
+        true => (0, 0, -c_n / 2),
+        false => (c_a, c_b, c_n),
     };
     let (ni, nj) = (task.a_rows, task.b_rows);
     let bytes = task.k * task.elem_size;
