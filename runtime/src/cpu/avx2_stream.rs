@@ -37,6 +37,9 @@ pub(super) fn long_avx2_streams(bytes: usize) -> bool {
 /// of codes `c..c + 8` in 32-bit lanes, in order. A trait with an always-inlined method for the
 /// reason [`Group`](super::avx512_emit::Group) gives.
 trait Group8 {
+    /// Whether a group is cheap next to its store (short codes): [`Avx2::emit8`] then makes the
+    /// output size a constant of its loop.
+    const SHORT: bool = true;
     /// # Safety
     /// AVX2 must be present, and codes `c..c + 8` inside the codes the value was made for.
     unsafe fn at(&self, c: usize) -> __m256i;
@@ -233,6 +236,7 @@ struct Long8<E, const R: usize, const HALF: bool> {
 }
 
 impl<E: WideExpr, const R: usize, const HALF: bool> Group8 for Long8<E, R, HALF> {
+    const SHORT: bool = false;
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m256i {
         // SAFETY: the caller's: AVX2 is present, codes `c..c + 8` (each `bytes` bytes: `regs`
@@ -527,8 +531,34 @@ impl Avx2 {
     /// # Safety
     /// As [`Group8::at`] for every group of eight codes below `n`.
     #[inline(always)]
-    unsafe fn emit8(self, out: &mut PairOut<'_, '_>, i: usize, n: usize, src: &impl Group8) {
+    unsafe fn emit8<G: Group8>(self, out: &mut PairOut<'_, '_>, i: usize, n: usize, src: &G) {
         let es = out_size(out.es);
+        // SAFETY: the caller's.
+        unsafe {
+            match (G::SHORT, es) {
+                (false, _) => self.emit8_sized::<0, G>(es, out, i, n, src),
+                (true, 1) => self.emit8_sized::<1, G>(es, out, i, n, src),
+                (true, 2) => self.emit8_sized::<2, G>(es, out, i, n, src),
+                (true, 4) => self.emit8_sized::<4, G>(es, out, i, n, src),
+                (true, _) => self.emit8_sized::<8, G>(es, out, i, n, src),
+            }
+        }
+    }
+
+    /// [`Avx2::emit8`] for outputs of `ES` bytes (0: `es`, known at run time).
+    ///
+    /// # Safety
+    /// As [`Avx2::emit8`].
+    #[inline(always)]
+    unsafe fn emit8_sized<const ES: usize, G: Group8>(
+        self,
+        es: usize,
+        out: &mut PairOut<'_, '_>,
+        i: usize,
+        n: usize,
+        src: &G,
+    ) {
+        let es = if ES == 0 { es } else { ES };
         let mut c = 0;
         while c + 8 <= n {
             // SAFETY: the caller's, for codes `c..c + 8` below `n`.

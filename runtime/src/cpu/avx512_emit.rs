@@ -18,6 +18,9 @@ use std::arch::x86_64::*;
 /// method rather than a closure: a closure is compiled apart from the AVX-512 function it is
 /// written in, without its features, and its intrinsics were left as calls.
 pub(super) trait Group {
+    /// Whether a register of results is cheap next to its store (short codes): [`emit`] then
+    /// makes the output size a constant of its loop.
+    const SHORT: bool = false;
     /// # Safety
     /// AVX-512F and BW must be present (and VPOPCNTDQ for a value of `Avx512<true>`), and the
     /// codes from `c` that the register holds inside the codes the value was made for.
@@ -36,11 +39,11 @@ pub(super) trait Group {
 /// # Safety
 /// As [`Group::at`] for the codes `0..n`.
 #[inline(always)]
-pub(super) unsafe fn emit<const SIXTEEN: bool>(
+pub(super) unsafe fn emit<const SIXTEEN: bool, G: Group>(
     out: &mut PairOut<'_, '_>,
     row: usize,
     n: usize,
-    src: &impl Group,
+    src: &G,
 ) -> usize {
     let codes = match (n >= 16, SIXTEEN) {
         (true, _) => n,
@@ -48,11 +51,20 @@ pub(super) unsafe fn emit<const SIXTEEN: bool>(
         (false, false) => n / 8 * 8,
     };
     // SAFETY: the caller's.
-    unsafe { emit_sized::<SIXTEEN>(out, row, codes, src) }
+    unsafe {
+        match (G::SHORT, out_size(out.es)) {
+            (false, _) => emit_sized::<SIXTEEN, 0>(out, row, codes, src),
+            (true, 1) => emit_sized::<SIXTEEN, 1>(out, row, codes, src),
+            (true, 2) => emit_sized::<SIXTEEN, 2>(out, row, codes, src),
+            (true, 4) => emit_sized::<SIXTEEN, 4>(out, row, codes, src),
+            (true, _) => emit_sized::<SIXTEEN, 8>(out, row, codes, src),
+        }
+    }
     codes
 }
 
-/// [`emit`] for outputs of `es` bytes (the output's, as [`out_size`] gives it), sixteen results (`16 * es` bytes) per store. Where a row
+/// [`emit`] for outputs of `ES` bytes (0: the output's, as [`out_size`] gives it, at run time),
+/// sixteen results (`16 * es` bytes) per store. Where a row
 /// is long ([`ALIGN_FROM`]) and its start not aligned to the store (to 64 bytes at most), the
 /// first sixteen are stored as they lie, and the stores go on from the first aligned address:
 /// a store that crosses a cache line costs two. The last sixteen are stored again where the
@@ -63,13 +75,14 @@ pub(super) unsafe fn emit<const SIXTEEN: bool>(
 /// As [`emit`]; `codes` is at least sixteen, or a multiple of eight (of sixteen with
 /// `SIXTEEN`).
 #[inline(always)]
-unsafe fn emit_sized<const SIXTEEN: bool>(
+unsafe fn emit_sized<const SIXTEEN: bool, const ES: usize>(
     out: &mut PairOut<'_, '_>,
     row: usize,
     codes: usize,
     src: &impl Group,
 ) {
-    let (non_temporal, es) = (out.non_temporal, out_size(out.es));
+    let non_temporal = out.non_temporal;
+    let es = if ES == 0 { out_size(out.es) } else { ES };
     let dst = &mut out.at(row, 0)[..codes * es];
     let base = dst.as_mut_ptr();
     let align = (16 * es).min(64);

@@ -80,6 +80,7 @@ pub(super) struct Words<E, const L: usize, const VP: bool> {
 }
 
 impl<E: WideExpr, const L: usize, const VP: bool> Group for Words<E, L, VP> {
+    const SHORT: bool = L <= 2;
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         // SAFETY: the caller's: the features are present, and the `L` loads of 64 bytes at
@@ -127,6 +128,7 @@ impl<E: WideExpr, const VP: bool> WholeCodes<VP> for Pairs<E, VP> {
 }
 
 impl<E: WideExpr, const VP: bool> Group for Pairs<E, VP> {
+    const SHORT: bool = true;
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         // SAFETY: the caller's: the features are present, and the four loads of 64 bytes at
@@ -333,6 +335,7 @@ pub(super) struct Windows<E, const L: usize, const VP: bool> {
 }
 
 impl<E: WideExpr, const L: usize, const VP: bool> Group for Windows<E, L, VP> {
+    const SHORT: bool = L <= 2;
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         let per = 8 / L;
@@ -403,6 +406,7 @@ impl<E, const B: usize, const VP: bool> Short<E, B, VP> {
 }
 
 impl<E: WideExpr, const B: usize, const VP: bool> Group for Short<E, B, VP> {
+    const SHORT: bool = true;
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         // SAFETY: the caller's: the features are present, and the loads read the `PER * B`
@@ -440,6 +444,7 @@ pub(super) struct Dwords<E, const VP: bool> {
 }
 
 impl<E: WideExpr, const VP: bool> Group for Dwords<E, VP> {
+    const SHORT: bool = true;
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> __m512i {
         // SAFETY: the caller's: the features are present, and the 64 bytes at `c * 4` (codes

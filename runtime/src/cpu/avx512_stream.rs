@@ -176,7 +176,7 @@ impl<const VP: bool> Avx512<VP> {
                     keep: _mm512_movm_epi8(mask),
                     expr: std::marker::PhantomData,
                 };
-                emit::<false>(out, i, n, &src)
+                emit::<false, _>(out, i, n, &src)
             };
             // The codes past the registers (of a row of fewer than sixteen), one at a time.
             for j in done..n {
@@ -226,7 +226,7 @@ impl<const VP: bool> Avx512<VP> {
                     keep: _mm512_movm_epi8(mask),
                     expr: std::marker::PhantomData,
                 };
-                let done = emit::<false>(out, i, n, &src);
+                let done = emit::<false, _>(out, i, n, &src);
                 for j in done..n {
                     let d = _mm512_reduce_add_epi64(src.code(j));
                     out.put_run(i, j, &[d as u64]);
@@ -254,8 +254,8 @@ impl<const VP: bool> Avx512<VP> {
             let done = unsafe {
                 let src = G::new(self, b.as_ptr(), q);
                 match G::SIXTEEN {
-                    true => emit::<true>(out, i, n, &src),
-                    false => emit::<false>(out, i, n, &src),
+                    true => emit::<true, _>(out, i, n, &src),
+                    false => emit::<false, _>(out, i, n, &src),
                 }
             };
             // The codes past the registers (of a row of fewer than sixteen), one at a time.
@@ -318,7 +318,7 @@ impl<const VP: bool> Avx512<VP> {
                     keep: _mm512_loadu_si512(keep.as_ptr().cast()),
                     expr: std::marker::PhantomData,
                 };
-                emit::<false>(out, i, n, &src)
+                emit::<false, _>(out, i, n, &src)
             };
             // The codes past the registers (of a row of fewer than sixteen), one at a time.
             let mut qp = [0u8; 64];
@@ -360,7 +360,7 @@ impl<const VP: bool> Avx512<VP> {
                     pad: _mm512_set1_epi64(pad as i64),
                     expr: std::marker::PhantomData,
                 };
-                emit::<false>(out, i, n, &src)
+                emit::<false, _>(out, i, n, &src)
             };
             // The codes past the registers (of a row of fewer than sixteen), one at a time.
             for j in done..n {
@@ -439,9 +439,9 @@ impl<const VP: bool> Avx512<VP> {
                     expr: std::marker::PhantomData,
                 };
                 if short == 16 {
-                    emit::<true>(out, i, n, &src)
+                    emit::<true, _>(out, i, n, &src)
                 } else {
-                    emit::<false>(out, i, n, &src)
+                    emit::<false, _>(out, i, n, &src)
                 }
             };
             // The codes past the registers (of a row of fewer than sixteen), one at a time.
@@ -473,7 +473,7 @@ impl<const VP: bool> Avx512<VP> {
                     q: qv,
                     expr: std::marker::PhantomData,
                 };
-                emit::<true>(out, i, n, &src)
+                emit::<true, _>(out, i, n, &src)
             };
             for j in done..n {
                 let x = u32::from_le_bytes(b[j * 4..j * 4 + 4].try_into().unwrap_or([0; 4]));

@@ -174,6 +174,39 @@ unsafe fn blocks_out_avx512<E: WideExpr, const WW: usize, const R: usize>(
     dst: &mut [u8],
     stride: usize,
 ) {
+    // The output size a constant of the loop for codes of one or two words, as in
+    // [`blocks_out_avx2`].
+    if WW <= 2 {
+        // SAFETY: the caller's.
+        unsafe {
+            match es {
+                1 => blocks_avx512_sized::<E, WW, R, 1>(isa, es, aw, packed, blocks, dst, stride),
+                2 => blocks_avx512_sized::<E, WW, R, 2>(isa, es, aw, packed, blocks, dst, stride),
+                4 => blocks_avx512_sized::<E, WW, R, 4>(isa, es, aw, packed, blocks, dst, stride),
+                _ => blocks_avx512_sized::<E, WW, R, 8>(isa, es, aw, packed, blocks, dst, stride),
+            }
+        }
+    } else {
+        // SAFETY: the caller's.
+        unsafe { blocks_avx512_sized::<E, WW, R, 0>(isa, es, aw, packed, blocks, dst, stride) }
+    }
+}
+
+/// [`blocks_out_avx512`] for outputs of `ES` bytes (0: `es`, known at run time).
+///
+/// # Safety
+/// As [`blocks_out_avx512`].
+#[inline(always)]
+unsafe fn blocks_avx512_sized<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+    isa: Avx512,
+    es: usize,
+    aw: &[u64],
+    packed: &[u64],
+    blocks: usize,
+    dst: &mut [u8],
+    stride: usize,
+) {
+    let es = if ES == 0 { es } else { ES };
     let base = dst.as_mut_ptr();
     // Two blocks at a time: each row's sixteen results stored in one piece (`store16`).
     for g in 0..blocks / 2 {
@@ -221,6 +254,39 @@ unsafe fn blocks_out_avx2<E: WideExpr, const WW: usize, const R: usize>(
     dst: &mut [u8],
     stride: usize,
 ) {
+    // Codes of one or two words: the store is most of a block's work, so the output size is a
+    // constant in its loop. Longer codes pass it at run time (one copy of their loop).
+    if WW <= 2 {
+        // SAFETY: the caller's.
+        unsafe {
+            match es {
+                1 => blocks_avx2_sized::<E, WW, R, 1>(isa, es, aw, packed, blocks, dst, stride),
+                2 => blocks_avx2_sized::<E, WW, R, 2>(isa, es, aw, packed, blocks, dst, stride),
+                4 => blocks_avx2_sized::<E, WW, R, 4>(isa, es, aw, packed, blocks, dst, stride),
+                _ => blocks_avx2_sized::<E, WW, R, 8>(isa, es, aw, packed, blocks, dst, stride),
+            }
+        }
+    } else {
+        // SAFETY: the caller's.
+        unsafe { blocks_avx2_sized::<E, WW, R, 0>(isa, es, aw, packed, blocks, dst, stride) }
+    }
+}
+
+/// [`blocks_out_avx2`] for outputs of `ES` bytes (0: `es`, known at run time).
+///
+/// # Safety
+/// As [`blocks_out_avx2`].
+#[inline(always)]
+unsafe fn blocks_avx2_sized<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
+    isa: Avx2,
+    es: usize,
+    aw: &[u64],
+    packed: &[u64],
+    blocks: usize,
+    dst: &mut [u8],
+    stride: usize,
+) {
+    let es = if ES == 0 { es } else { ES };
     let base = dst.as_mut_ptr();
     // Each row's four counts go from the register to the output in its type: through an array of
     // the block's counts, they were stored, loaded and stored again, and the array cleared for
