@@ -19,18 +19,12 @@ use std::arch::x86_64::*;
 /// alone; with AVX-512 F and BW they take the AVX-512 streams ([`bw_streams`](super::avx512_stream::bw_streams)), whose 64-byte
 /// registers halve the lookups per code.
 pub(super) fn avx2_streams(bytes: usize) -> bool {
-    short_avx2_streams(bytes) || long_avx2_streams(bytes)
+    short_avx2_streams(bytes) || super::strategy::long_avx2_codes(bytes)
 }
 
 /// The sizes of [`avx2_streams`] that hold a code in part of a register: 4 and 8 to 16 bytes.
 fn short_avx2_streams(bytes: usize) -> bool {
     matches!(bytes, 4 | 8 | 9..=16)
-}
-
-/// The sizes of [`avx2_streams`] that hold a code in whole registers and at most a half
-/// ([`Long8`]): multiples of 16 bytes from 32.
-pub(super) fn long_avx2_streams(bytes: usize) -> bool {
-    bytes >= 32 && bytes.is_multiple_of(16)
 }
 
 /// An AVX2 stream's results for one row of `a`, eight codes at a time: `at(c)` holds the counts

@@ -8,25 +8,27 @@
 
 use super::avx512_emit::*;
 use super::avx512_groups::*;
+use super::isa::avx512bw_fn;
 use super::tiles::{padding_count, window_words};
 use super::x86::*;
 use crate::element::WideExpr;
 use crate::op::{PairOut, PairTask};
 use std::arch::x86_64::*;
 
-/// [`Avx512::stream`] on a CPU with AVX-512 F and BW but no VPOPCNTDQ (`Avx512<false>`): every
-/// size the AVX-512 streams take, each 64-bit lane counted by nibble lookup. `simd` sends it
-/// the sizes [`bw_streams`] names, before the AVX2 streams.
-///
-/// # Safety
-/// AVX2, POPCNT, AVX-512F and AVX-512BW must be present (`isa::avx512bw()`).
-#[target_feature(enable = "avx2,popcnt,avx512f,avx512bw")]
-pub(super) unsafe fn stream_bw<E: WideExpr>(
-    task: &PairTask<'_>,
-    out: &mut PairOut<'_, '_>,
-) -> bool {
-    // SAFETY: the caller guarantees AVX-512 F and BW (the `false` token needs no VPOPCNTDQ).
-    unsafe { Avx512::<false>::new_unchecked() }.stream::<E>(task, out)
+avx512bw_fn! {
+    /// [`Avx512::stream`] on a CPU with AVX-512 F and BW but no VPOPCNTDQ (`Avx512<false>`): every
+    /// size the AVX-512 streams take, each 64-bit lane counted by nibble lookup. `simd` sends it
+    /// the sizes [`bw_streams`] names, before the AVX2 streams.
+    ///
+    /// # Safety
+    /// AVX2, POPCNT, AVX-512F and AVX-512BW must be present (`isa::avx512bw()`).
+    pub(super) unsafe fn stream_bw<E: WideExpr>(
+        task: &PairTask<'_>,
+        out: &mut PairOut<'_, '_>,
+    ) -> bool {
+        // SAFETY: the caller guarantees AVX-512 F and BW (the `false` token needs no VPOPCNTDQ).
+        unsafe { Avx512::<false>::new_unchecked() }.stream::<E>(task, out)
+    }
 }
 
 /// Whether codes of `bytes` bytes (in consecutive rows) stream through [`stream_bw`] on a CPU

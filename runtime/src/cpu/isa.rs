@@ -77,7 +77,7 @@ fn capped(cpu: usize, var: Option<&std::ffi::OsStr>) -> (usize, Option<String>) 
 /// not a feature test per feature.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn level() -> usize {
+pub(crate) fn level() -> usize {
     use std::sync::atomic::{AtomicU8, Ordering};
     static LEVEL: AtomicU8 = AtomicU8::new(0);
     match LEVEL.load(Ordering::Relaxed) {
@@ -265,6 +265,46 @@ macro_rules! multiversion {
     };
 }
 pub(crate) use multiversion;
+
+/// Compiles an `unsafe fn` item for the [`Isa::Avx2`] level's features (AVX2 and POPCNT). With
+/// [`avx512bw_fn`] and [`avx512_fn`], the only places where a feature string is written: a
+/// kernel outside [`multiversion`] takes its features from these.
+#[cfg(target_arch = "x86_64")]
+macro_rules! avx2_fn {
+    ($(#[$attr:meta])* $vis:vis unsafe fn $($rest:tt)*) => {
+        $(#[$attr])*
+        #[target_feature(enable = "avx2,popcnt")]
+        $vis unsafe fn $($rest)*
+    };
+}
+#[cfg(target_arch = "x86_64")]
+pub(crate) use avx2_fn;
+
+/// Compiles an `unsafe fn` item for the `avx512bw` level's features: AVX2 and POPCNT with AVX-512
+/// F and BW, no VPOPCNTDQ ([`avx512bw`]).
+#[cfg(target_arch = "x86_64")]
+macro_rules! avx512bw_fn {
+    ($(#[$attr:meta])* $vis:vis unsafe fn $($rest:tt)*) => {
+        $(#[$attr])*
+        #[target_feature(enable = "avx2,popcnt,avx512f,avx512bw")]
+        $vis unsafe fn $($rest)*
+    };
+}
+#[cfg(target_arch = "x86_64")]
+pub(crate) use avx512bw_fn;
+
+/// Compiles an `unsafe fn` item for the [`Isa::Avx512`] level's features, those of
+/// [`multiversion`]'s `avx512` version.
+#[cfg(target_arch = "x86_64")]
+macro_rules! avx512_fn {
+    ($(#[$attr:meta])* $vis:vis unsafe fn $($rest:tt)*) => {
+        $(#[$attr])*
+        #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
+        $vis unsafe fn $($rest)*
+    };
+}
+#[cfg(target_arch = "x86_64")]
+pub(crate) use avx512_fn;
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {

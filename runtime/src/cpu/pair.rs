@@ -17,7 +17,9 @@
 //! the candidates) without ever holding the `M x N` matrix.
 
 use super::simd;
-use super::strategy::{PairSplit, PairWork, pair_parallel_bytes, pair_plan};
+use super::strategy::{
+    Level, PairSplit, PairWork, pair_parallel_bytes, pair_plan, stream_rows, streams_by_call,
+};
 use super::tiles::{PACK_ROWS, code_word, last_word_bytes};
 use super::tuning::{CALL_ROWS, TILE_BYTES, WHOLE_PACK_BYTES, WHOLE_PACK_PARALLEL_BYTES};
 use crate::MAX_RANK;
@@ -434,7 +436,7 @@ impl<'a> Batch<'a> {
     /// place when it already is (whatever the rows of `a`), else in tiles when enough rows of `a`
     /// pay for it. `call_rows`: the most rows of `a` a kernel call takes (knn's calls take a
     /// block of rows, which stream whatever the rows of `a`, but for the sizes where
-    /// [`simd::streams_by_call`] says the call's rows decide).
+    /// [`streams_by_call`] says the call's rows decide).
     fn new(
         s: &Shape,
         (a, b): (Rows<'a>, Rows<'a>),
@@ -449,11 +451,12 @@ impl<'a> Batch<'a> {
             None
         };
         // Rows that stream read `b` as it lies.
-        let rows = match simd::streams_by_call(s.k * s.es) {
+        let level = Level::current();
+        let rows = match streams_by_call(level, s.k * s.es) {
             true => s.m,
             false => s.m.min(call_rows),
         };
-        let streamed = rows < simd::stream_rows(s.k * s.es)
+        let streamed = rows < stream_rows(level, s.k * s.es)
             && b.stride == s.k * s.es
             && simd::streams(s.k * s.es);
         let pack = wide_sum && in_place.is_none() && s.m >= PACK_ROWS && !streamed;

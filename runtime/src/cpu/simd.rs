@@ -13,6 +13,8 @@ use super::isa::multiversion;
 #[cfg(target_arch = "x86_64")]
 use super::isa::{Isa, isa};
 use super::kernel;
+#[cfg(target_arch = "x86_64")]
+use super::strategy::{Level, packed_stream_rows};
 use super::tiles;
 use super::tiles::Scalar;
 #[cfg(target_arch = "x86_64")]
@@ -240,115 +242,8 @@ pub(crate) fn tile_by_lookup() -> bool {
     }
 }
 
-/// Rows of `a` below which pairs stream through [`stream_few`] rather than the wide tile.
-pub(crate) const STREAM_ROWS: usize = 2 * tiles::RB;
-
-/// Rows of `a` below which codes of `bytes` bytes stream ([`stream_few`]) rather than pack `b`
-/// for the wide tile: [`STREAM_ROWS`], and every count of rows for codes of 4 and 8 bytes, whose
-/// stream sums nothing across lanes (one load, one VPOPCNT and half a narrowing per eight codes)
-/// and outruns the packed tile at any count of rows.
-/// Codes of 9 to 63 bytes that are not a multiple of four and fit no window of two or four
-/// words stream one per register, for fewer than four rows: from ten queries on the tile's
-/// packing of `b` pays for itself.
-/// Longer codes stream for more rows: each of the tile's tasks packs its tiles of `b` again, a
-/// cost that only many rows per task amortize, while the stream reads `b` as it lies, and the
-/// longer the codes, the further the stream ran ahead.
-/// On a CPU with AVX2 alone, codes of 9 to 16 bytes stream for one row (and for the rows too
-/// few to pack, through the word tile's entry): the tile counts eight rows for
-/// each load of `b` by the same nibble lookup the AVX2 stream uses, and reads a database past the
-/// L2 once for them where each streamed row reads it again.
-/// On AVX-512 F and BW without VPOPCNTDQ ([`avx512_stream::stream_bw`]), codes under 64 bytes that
-/// stream one per register stream for fewer than eight rows: their nibble lookup counts a
-/// whole register for each code, and from about ten rows the AVX2 tile's count of their words
-/// was as fast, and ahead with more rows.
-/// On a CPU with AVX2 alone, codes of a multiple of 16 bytes from 32 ([`avx2_stream::avx2_streams`])
-/// stream for fewer than 32 rows: for codes of 64 and 128 bytes the stream ran ahead at 16
-/// rows and the tile at 32, and against a large database the stream still at 20.
-/// Codes of 32 bytes, one register each, stream for fewer than 16: at 16 rows the tile ran
-/// ahead, and at ten or fewer the two ran alike against a small database and the stream ahead
-/// against a large one. Codes of 48 bytes, a register and a half, stream for fewer than 12:
-/// the stream ran ahead to ten rows and the tile from 16; codes of 80 bytes gain from the
-/// stream at 16 rows still.
-#[inline(always)]
-pub(crate) fn stream_rows(bytes: usize) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if (9..=16).contains(&bytes) && super::isa::isa() == super::isa::Isa::Avx2 {
-        return 2;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if long_avx2(bytes) {
-        return match bytes {
-            32 => STREAM_ROWS,
-            48 => 12,
-            _ => 2 * STREAM_ROWS,
-        };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if bytes < 64 && tiles::window_words(bytes) == 8 && super::isa::avx512bw() {
-        return STREAM_ROWS / 2;
-    }
-    if bytes <= 8 {
-        usize::MAX
-    } else if bytes < 64 && !bytes.is_multiple_of(4) && tiles::window_words(bytes) == 8 {
-        4
-    } else if bytes <= 32 {
-        STREAM_ROWS
-    } else if bytes <= 64 {
-        4 * STREAM_ROWS
-    } else {
-        8 * STREAM_ROWS
-    }
-}
-
-/// Rows of a task below which [`stream_few`] streams codes of `bytes` bytes even where `b` was
-/// packed for the wide tile (where a task holds rows of a call that has enough of them to pack, or
-/// `b` is packed as it lies): [`stream_rows`], but no more than [`STREAM_ROWS`] for codes of more
-/// than 8 bytes, whose packing is then paid for. For the AVX2 streams of codes of a multiple of 16
-/// bytes from 32, fewer than eight: the rows of a call that packs `b` (16 or more for codes of 32
-/// bytes, 12 or more for 48, 32 or more for longer ones) split into tasks of about a dozen, and
-/// knn's into blocks of eight, for which the tile was ahead.
-#[inline(always)]
-#[cfg(target_arch = "x86_64")]
-fn packed_stream_rows(bytes: usize) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if long_avx2(bytes) {
-        return STREAM_ROWS / 2;
-    }
-    match bytes <= 8 {
-        true => stream_rows(bytes),
-        false => stream_rows(bytes).min(STREAM_ROWS),
-    }
-}
-
-/// Whether a call's rows of `a`, not a kernel call's, decide if codes of `bytes` bytes stream
-/// ([`stream_rows`]): the AVX2 streams of codes of a multiple of 16 bytes from 32, where knn's
-/// blocks of eight rows of a call of 100 queries or more had streamed and run behind the packed
-/// tile.
-#[inline(always)]
-pub(crate) fn streams_by_call(bytes: usize) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        long_avx2(bytes)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = bytes;
-        false
-    }
-}
-
-/// Whether codes of `bytes` bytes take the AVX2 streams of codes of a multiple of 16 bytes from 32
-/// on this CPU: AVX2 without AVX-512 F and BW, whose streams take those sizes first.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn long_avx2(bytes: usize) -> bool {
-    avx2_stream::long_avx2_streams(bytes)
-        && super::isa::isa() == super::isa::Isa::Avx2
-        && !super::isa::avx512bw()
-}
-
 /// Whether [`stream_few`] takes codes of `bytes` bytes in consecutive rows on this CPU: `b` is
-/// then not packed for fewer than [`stream_rows`] rows of `a`.
+/// then not packed for fewer than [`stream_rows`](super::strategy::stream_rows) rows of `a`.
 pub(crate) fn streams(bytes: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -386,14 +281,14 @@ multiversion! {
         avx2 => {
             // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
             let avx2 = unsafe { Avx2::new_unchecked() };
-            task.a_rows < packed_stream_rows(task.k * task.elem_size)
+            task.a_rows < packed_stream_rows(Level::current(), task.k * task.elem_size)
                 && (stream_bw::<E>(task, out) || avx2.stream::<E>(task, out))
         },
         avx512 => {
             // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
             // BITALG.
             let avx512 = unsafe { Avx512::<true>::new_unchecked() };
-            task.a_rows < packed_stream_rows(task.k * task.elem_size)
+            task.a_rows < packed_stream_rows(Level::current(), task.k * task.elem_size)
                 && avx512.stream::<E>(task, out)
         }
     }

@@ -2,10 +2,121 @@
 //! that every choice can be read in one place and checked by a table of cases. The thresholds it
 //! compares with are in `tuning.rs`.
 
+use super::tiles::window_words;
 use super::tuning::{
-    CALL_ROWS, KNN_PARALLEL_BYTES, KNN_SPLIT_BYTES, LOOKUP_PAIR_PARALLEL_BYTES, MB, NB,
-    PAIR_PARALLEL_BYTES, SHARE_OUTPUT_BYTES, SPLIT_SELECTION_BYTES, TILE_BYTES,
+    AVX2_LONG_STREAM_ROWS, AVX2_PACKED_STREAM_ROWS, AVX2_REGISTER_HALF_STREAM_ROWS,
+    AVX2_REGISTER_STREAM_ROWS, AVX2_WINDOW_STREAM_ROWS, BW_STREAM_ROWS, CALL_ROWS,
+    KNN_PARALLEL_BYTES, KNN_SPLIT_BYTES, LONG_STREAM_ROWS, LOOKUP_PAIR_PARALLEL_BYTES, MB,
+    MEDIUM_STREAM_ROWS, NB, PACKED_STREAM_ROWS, PAIR_PARALLEL_BYTES, SHARE_OUTPUT_BYTES,
+    SPLIT_SELECTION_BYTES, STREAM_ROWS, TILE_BYTES, WINDOW_STREAM_ROWS,
 };
+
+/// The level the CPU kernels run at, as the strategy sees it: the four levels `TENSORBITS_CPU`
+/// names (the portable build is `Baseline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "x86_64"),
+    allow(dead_code, reason = "the portable build runs at `Baseline` alone")
+)]
+pub(crate) enum Level {
+    Baseline,
+    /// AVX2 and POPCNT.
+    Avx2,
+    /// AVX2 with AVX-512 F and BW, without VPOPCNTDQ.
+    Avx512Bw,
+    /// AVX-512 F, BW, VPOPCNTDQ and BITALG.
+    Avx512,
+}
+
+impl Level {
+    /// The level of this process (detected once, capped by `TENSORBITS_CPU`).
+    #[inline(always)]
+    pub(crate) fn current() -> Level {
+        #[cfg(target_arch = "x86_64")]
+        {
+            match super::isa::level() {
+                0 => Level::Baseline,
+                1 => Level::Avx2,
+                2 => Level::Avx512Bw,
+                _ => Level::Avx512,
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            Level::Baseline
+        }
+    }
+}
+
+/// Whether the AVX2 streams hold codes of `bytes` bytes in whole registers and at most a half
+/// more: multiples of 16 bytes from 32.
+pub(crate) fn long_avx2_codes(bytes: usize) -> bool {
+    bytes >= 32 && bytes.is_multiple_of(16)
+}
+
+/// Whether codes of `bytes` bytes take the AVX2 streams of [`long_avx2_codes`] at `level`: at
+/// `avx2` alone (`avx512bw` streams them through the AVX-512 registers).
+fn long_avx2(level: Level, bytes: usize) -> bool {
+    level == Level::Avx2 && long_avx2_codes(bytes)
+}
+
+/// Rows of `a` below which codes of `bytes` bytes in consecutive rows stream through vector
+/// registers rather than pack `b` for the wide tile, at `level` (where a stream takes them):
+/// codes of 8 bytes or fewer always stream (one load, one count and a narrowing per eight codes
+/// outrun the tile at any count of rows); longer codes for fewer rows the shorter they are.
+pub(crate) fn stream_rows(level: Level, bytes: usize) -> usize {
+    let avx2 = matches!(level, Level::Avx2 | Level::Avx512Bw);
+    if avx2 && (9..=16).contains(&bytes) {
+        return AVX2_WINDOW_STREAM_ROWS;
+    }
+    if long_avx2(level, bytes) {
+        return match bytes {
+            32 => AVX2_REGISTER_STREAM_ROWS,
+            48 => AVX2_REGISTER_HALF_STREAM_ROWS,
+            _ => AVX2_LONG_STREAM_ROWS,
+        };
+    }
+    // One code per register (no window of two or four words holds it).
+    let one_per_register = bytes < 64 && window_words(bytes) == 8;
+    if level == Level::Avx512Bw && one_per_register {
+        return BW_STREAM_ROWS;
+    }
+    if bytes <= 8 {
+        usize::MAX
+    } else if one_per_register && !bytes.is_multiple_of(4) {
+        WINDOW_STREAM_ROWS
+    } else if bytes <= 32 {
+        STREAM_ROWS
+    } else if bytes <= 64 {
+        MEDIUM_STREAM_ROWS
+    } else {
+        LONG_STREAM_ROWS
+    }
+}
+
+/// Rows of a task below which codes of `bytes` bytes stream even where `b` was packed for the
+/// wide tile (a task of a call with enough rows to pack, or `b` packed as it lies): at most
+/// [`PACKED_STREAM_ROWS`] for codes of more than 8 bytes, whose packing is then paid for.
+#[cfg_attr(
+    not(target_arch = "x86_64"),
+    allow(dead_code, reason = "only the x86_64 streams take packed rows")
+)]
+pub(crate) fn packed_stream_rows(level: Level, bytes: usize) -> usize {
+    if long_avx2(level, bytes) {
+        return AVX2_PACKED_STREAM_ROWS;
+    }
+    match bytes <= 8 {
+        true => stream_rows(level, bytes),
+        false => stream_rows(level, bytes).min(PACKED_STREAM_ROWS),
+    }
+}
+
+/// Whether a call's rows of `a`, not a kernel call's, decide if codes of `bytes` bytes stream:
+/// the AVX2 streams of [`long_avx2_codes`], where knn's blocks of eight rows of a call of 100
+/// queries or more had streamed and run behind the packed tile.
+pub(crate) fn streams_by_call(level: Level, bytes: usize) -> bool {
+    long_avx2(level, bytes)
+}
 
 /// One batch of all-pairs work, as the strategy sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,6 +314,89 @@ pub(crate) fn knn_plan(w: &KnnWork, threads: usize) -> KnnPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rows_below_which_each_code_size_streams() {
+        use Level::*;
+        const ALL: usize = usize::MAX;
+        // (code bytes, rows at baseline and avx512, at avx2, at avx512bw)
+        let cases: &[(usize, usize, usize, usize)] = &[
+            (1, ALL, ALL, ALL),
+            (4, ALL, ALL, ALL),
+            (8, ALL, ALL, ALL),
+            (
+                9,
+                STREAM_ROWS,
+                AVX2_WINDOW_STREAM_ROWS,
+                AVX2_WINDOW_STREAM_ROWS,
+            ),
+            (
+                16,
+                STREAM_ROWS,
+                AVX2_WINDOW_STREAM_ROWS,
+                AVX2_WINDOW_STREAM_ROWS,
+            ),
+            (21, STREAM_ROWS, STREAM_ROWS, STREAM_ROWS),
+            (31, WINDOW_STREAM_ROWS, WINDOW_STREAM_ROWS, BW_STREAM_ROWS),
+            (32, STREAM_ROWS, AVX2_REGISTER_STREAM_ROWS, STREAM_ROWS),
+            (40, MEDIUM_STREAM_ROWS, MEDIUM_STREAM_ROWS, BW_STREAM_ROWS),
+            (
+                48,
+                MEDIUM_STREAM_ROWS,
+                AVX2_REGISTER_HALF_STREAM_ROWS,
+                BW_STREAM_ROWS,
+            ),
+            (63, WINDOW_STREAM_ROWS, WINDOW_STREAM_ROWS, BW_STREAM_ROWS),
+            (
+                64,
+                MEDIUM_STREAM_ROWS,
+                AVX2_LONG_STREAM_ROWS,
+                MEDIUM_STREAM_ROWS,
+            ),
+            (72, LONG_STREAM_ROWS, LONG_STREAM_ROWS, LONG_STREAM_ROWS),
+            (
+                80,
+                LONG_STREAM_ROWS,
+                AVX2_LONG_STREAM_ROWS,
+                LONG_STREAM_ROWS,
+            ),
+            (
+                256,
+                LONG_STREAM_ROWS,
+                AVX2_LONG_STREAM_ROWS,
+                LONG_STREAM_ROWS,
+            ),
+        ];
+        for &(bytes, plain, avx2, bw) in cases {
+            for (level, want) in [
+                (Baseline, plain),
+                (Avx512, plain),
+                (Avx2, avx2),
+                (Avx512Bw, bw),
+            ] {
+                assert_eq!(
+                    stream_rows(level, bytes),
+                    want,
+                    "{bytes} bytes at {level:?}"
+                );
+                let packed = match (long_avx2(level, bytes), bytes <= 8) {
+                    (true, _) => AVX2_PACKED_STREAM_ROWS,
+                    (false, true) => ALL,
+                    (false, false) => want.min(PACKED_STREAM_ROWS),
+                };
+                assert_eq!(
+                    packed_stream_rows(level, bytes),
+                    packed,
+                    "{bytes} bytes at {level:?}, packed"
+                );
+                assert_eq!(
+                    streams_by_call(level, bytes),
+                    level == Avx2 && bytes >= 32 && bytes % 16 == 0,
+                    "{bytes} bytes at {level:?}"
+                );
+            }
+        }
+    }
 
     /// `m` queries against `n` codes of `bytes` bytes into a packed `u32` output, `b` packed,
     /// counted with VPOPCNTDQ.

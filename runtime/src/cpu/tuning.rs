@@ -91,6 +91,55 @@ pub(crate) const FOLD_ROWS: usize = 4;
 
 // Kernel choice.
 
+/// Rows of `a` below which codes of 9 to 32 bytes stream through vector registers rather than
+/// pack `b` for the wide tile: from two register blocks of rows the packing pays for itself.
+/// `python3 benches/grid.py --sizes 12,16,32 --queries 1,10,100`.
+pub(crate) const STREAM_ROWS: usize = 16;
+
+/// The same for codes of 33 to 64 bytes: each of the tile's tasks packs its tiles of `b` again,
+/// which only many rows amortize. `python3 benches/grid.py --sizes 48,64 --queries 10,100`.
+pub(crate) const MEDIUM_STREAM_ROWS: usize = 4 * STREAM_ROWS;
+
+/// The same for codes of more than 64 bytes, where the stream reads `b` as it lies and runs
+/// further ahead the longer the codes. `python3 benches/grid.py --sizes 128,256 --queries 10,100`.
+pub(crate) const LONG_STREAM_ROWS: usize = 8 * STREAM_ROWS;
+
+/// Rows below which codes of 9 to 63 bytes that are not a multiple of four and fit no window of
+/// two or four words stream, one per register: from ten rows the packing of `b` pays for itself.
+/// `python3 benches/grid.py --sizes 13,21,31 --queries 1,10`.
+pub(crate) const WINDOW_STREAM_ROWS: usize = 4;
+
+/// Rows of `a` below which streamed rows keep streaming where `b` was packed for the tile anyway
+/// (a task of a larger call, or `b` packed as it lies): the packing is then already paid for.
+/// `python3 benches/grid.py --sizes 16,32 --queries 10,100 --db 1000`.
+pub(crate) const PACKED_STREAM_ROWS: usize = STREAM_ROWS;
+
+/// At `avx2`, rows below which codes of 9 to 16 bytes stream: the tile counts eight rows per
+/// load of `b` by the same nibble lookup, and reads a large `b` once for them.
+/// `python3 benches/grid.py --isa avx2 --sizes 12,16 --queries 1,10`.
+pub(crate) const AVX2_WINDOW_STREAM_ROWS: usize = 2;
+
+/// At `avx2`, rows below which codes of 32 bytes (one register each) stream: at 16 rows the tile
+/// ran ahead. `python3 benches/grid.py --isa avx2 --sizes 32 --queries 10,100`.
+pub(crate) const AVX2_REGISTER_STREAM_ROWS: usize = 16;
+
+/// At `avx2`, rows below which codes of 48 bytes (a register and a half) stream: the stream ran
+/// ahead to ten rows, the tile from 16. `python3 benches/grid.py --isa avx2 --sizes 48 --queries 10`.
+pub(crate) const AVX2_REGISTER_HALF_STREAM_ROWS: usize = 12;
+
+/// At `avx2`, rows below which codes of a multiple of 16 bytes from 64 stream.
+/// `python3 benches/grid.py --isa avx2 --sizes 64,128 --queries 10,100`.
+pub(crate) const AVX2_LONG_STREAM_ROWS: usize = 32;
+
+/// At `avx2`, rows of a task below which those codes stream where `b` was packed anyway: knn's
+/// blocks of eight rows ran behind the tile. `python3 benches/grid.py --isa avx2 --sizes 64 --queries 100`.
+pub(crate) const AVX2_PACKED_STREAM_ROWS: usize = 8;
+
+/// At `avx512bw`, rows below which codes under 64 bytes that stream one per register stream:
+/// their nibble lookup counts a whole register per code, and the AVX2 tile caught up from about
+/// ten rows. `python3 benches/grid.py --isa avx512bw --sizes 24,40 --queries 1,10`.
+pub(crate) const BW_STREAM_ROWS: usize = 8;
+
 /// Output bytes up to which the hot loops run their AVX2 version where AVX-512 is present: a few
 /// hundred bytes straddle cache lines on the allocator's 16-byte alignment, and cores that split
 /// 512-bit operations gain nothing. `cargo bench --bench cpu -- tiny`.

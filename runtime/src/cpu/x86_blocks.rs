@@ -8,6 +8,7 @@
 )]
 
 use super::avx512_emit::{store8, store16};
+use super::isa::{avx2_fn, avx512_fn};
 use super::tiles::{Block, WordCount, blocks_fit};
 use super::x86::*;
 use crate::element::{WideExpr, out_size};
@@ -157,38 +158,39 @@ impl Block for Avx2 {
     }
 }
 
-/// [`Block::blocks_out`] of [`Avx512`], its bounds checked ([`blocks_fit`]): a function of its own,
-/// compiled for the `avx512` version's features, for the reason [`blocks_out_avx2`] gives (that
-/// version's debug frame had passed 1.7 MiB).
-///
-/// # Safety
-/// The features of `Avx512` must be present, and `blocks_fit` true of the arguments.
-#[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
-#[inline]
-unsafe fn blocks_out_avx512<E: WideExpr, const WW: usize, const R: usize>(
-    isa: Avx512,
-    es: usize,
-    aw: &[u64],
-    packed: &[u64],
-    blocks: usize,
-    dst: &mut [u8],
-    stride: usize,
-) {
-    // The output size a constant of the loop for codes of one or two words, as in
-    // [`blocks_out_avx2`].
-    if WW <= 2 {
-        // SAFETY: the caller's.
-        unsafe {
-            match es {
-                1 => blocks_avx512_sized::<E, WW, R, 1>(isa, es, aw, packed, blocks, dst, stride),
-                2 => blocks_avx512_sized::<E, WW, R, 2>(isa, es, aw, packed, blocks, dst, stride),
-                4 => blocks_avx512_sized::<E, WW, R, 4>(isa, es, aw, packed, blocks, dst, stride),
-                _ => blocks_avx512_sized::<E, WW, R, 8>(isa, es, aw, packed, blocks, dst, stride),
+avx512_fn! {
+    /// [`Block::blocks_out`] of [`Avx512`], its bounds checked ([`blocks_fit`]): a function of its own,
+    /// compiled for the `avx512` version's features, for the reason [`blocks_out_avx2`] gives (that
+    /// version's debug frame had passed 1.7 MiB).
+    ///
+    /// # Safety
+    /// The features of `Avx512` must be present, and `blocks_fit` true of the arguments.
+    #[inline]
+    unsafe fn blocks_out_avx512<E: WideExpr, const WW: usize, const R: usize>(
+        isa: Avx512,
+        es: usize,
+        aw: &[u64],
+        packed: &[u64],
+        blocks: usize,
+        dst: &mut [u8],
+        stride: usize,
+    ) {
+        // The output size a constant of the loop for codes of one or two words, as in
+        // [`blocks_out_avx2`].
+        if WW <= 2 {
+            // SAFETY: the caller's.
+            unsafe {
+                match es {
+                    1 => blocks_avx512_sized::<E, WW, R, 1>(isa, es, aw, packed, blocks, dst, stride),
+                    2 => blocks_avx512_sized::<E, WW, R, 2>(isa, es, aw, packed, blocks, dst, stride),
+                    4 => blocks_avx512_sized::<E, WW, R, 4>(isa, es, aw, packed, blocks, dst, stride),
+                    _ => blocks_avx512_sized::<E, WW, R, 8>(isa, es, aw, packed, blocks, dst, stride),
+                }
             }
+        } else {
+            // SAFETY: the caller's.
+            unsafe { blocks_avx512_sized::<E, WW, R, 0>(isa, es, aw, packed, blocks, dst, stride) }
         }
-    } else {
-        // SAFETY: the caller's.
-        unsafe { blocks_avx512_sized::<E, WW, R, 0>(isa, es, aw, packed, blocks, dst, stride) }
     }
 }
 
@@ -235,40 +237,41 @@ unsafe fn blocks_avx512_sized<E: WideExpr, const WW: usize, const R: usize, cons
     }
 }
 
-/// [`Block::blocks_out`] of [`Avx2`], its bounds checked ([`blocks_fit`]): a function of its own,
-/// compiled for AVX2, where the other blocks are inlined into the `avx2` version of
-/// `simd::pair_wide`. Inlined there for every code width, output size and count of rows, it took
-/// that version's stack frame in a debug build past 1.3 MiB, and a test thread's 2 MiB stack
-/// overflowed; the release build inlines it or calls it once for many blocks.
-///
-/// # Safety
-/// AVX2 must be present, and `blocks_fit` true of the arguments.
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn blocks_out_avx2<E: WideExpr, const WW: usize, const R: usize>(
-    isa: Avx2,
-    es: usize,
-    aw: &[u64],
-    packed: &[u64],
-    blocks: usize,
-    dst: &mut [u8],
-    stride: usize,
-) {
-    // Codes of one or two words: the store is most of a block's work, so the output size is a
-    // constant in its loop. Longer codes pass it at run time (one copy of their loop).
-    if WW <= 2 {
-        // SAFETY: the caller's.
-        unsafe {
-            match es {
-                1 => blocks_avx2_sized::<E, WW, R, 1>(isa, es, aw, packed, blocks, dst, stride),
-                2 => blocks_avx2_sized::<E, WW, R, 2>(isa, es, aw, packed, blocks, dst, stride),
-                4 => blocks_avx2_sized::<E, WW, R, 4>(isa, es, aw, packed, blocks, dst, stride),
-                _ => blocks_avx2_sized::<E, WW, R, 8>(isa, es, aw, packed, blocks, dst, stride),
+avx2_fn! {
+    /// [`Block::blocks_out`] of [`Avx2`], its bounds checked ([`blocks_fit`]): a function of its own,
+    /// compiled for AVX2, where the other blocks are inlined into the `avx2` version of
+    /// `simd::pair_wide`. Inlined there for every code width, output size and count of rows, it took
+    /// that version's stack frame in a debug build past 1.3 MiB, and a test thread's 2 MiB stack
+    /// overflowed; the release build inlines it or calls it once for many blocks.
+    ///
+    /// # Safety
+    /// AVX2 must be present, and `blocks_fit` true of the arguments.
+    #[inline]
+    unsafe fn blocks_out_avx2<E: WideExpr, const WW: usize, const R: usize>(
+        isa: Avx2,
+        es: usize,
+        aw: &[u64],
+        packed: &[u64],
+        blocks: usize,
+        dst: &mut [u8],
+        stride: usize,
+    ) {
+        // Codes of one or two words: the store is most of a block's work, so the output size is a
+        // constant in its loop. Longer codes pass it at run time (one copy of their loop).
+        if WW <= 2 {
+            // SAFETY: the caller's.
+            unsafe {
+                match es {
+                    1 => blocks_avx2_sized::<E, WW, R, 1>(isa, es, aw, packed, blocks, dst, stride),
+                    2 => blocks_avx2_sized::<E, WW, R, 2>(isa, es, aw, packed, blocks, dst, stride),
+                    4 => blocks_avx2_sized::<E, WW, R, 4>(isa, es, aw, packed, blocks, dst, stride),
+                    _ => blocks_avx2_sized::<E, WW, R, 8>(isa, es, aw, packed, blocks, dst, stride),
+                }
             }
+        } else {
+            // SAFETY: the caller's.
+            unsafe { blocks_avx2_sized::<E, WW, R, 0>(isa, es, aw, packed, blocks, dst, stride) }
         }
-    } else {
-        // SAFETY: the caller's.
-        unsafe { blocks_avx2_sized::<E, WW, R, 0>(isa, es, aw, packed, blocks, dst, stride) }
     }
 }
 

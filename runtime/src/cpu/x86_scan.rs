@@ -6,6 +6,7 @@
     reason = "x86_64 vector intrinsics; each use states its safety"
 )]
 
+use super::isa::avx2_fn;
 use super::kernel::Dist;
 use super::x86::*;
 use std::arch::x86_64::*;
@@ -71,22 +72,23 @@ unsafe fn below16_u16(chunk: &[u16], limit: u64) -> u32 {
     }
 }
 
-/// [`scan_masked`] of `u16`s ([`short_dist`]), by [`below16_u16`]: what the AVX2 and AVX-512
-/// scans take for them. Compiled for AVX2 itself, so that the closure that calls `below16_u16`
-/// is too (a closure has the target features of the function it is written in, not of the one it
-/// is inlined into): in an `#[inline(always)]` function without them, the closure's intrinsics
-/// were left as calls of their own, five calls for every sixteen distances, and knn of 8-byte
-/// codes spent far longer per distance in the scan than the streams take to count them.
-///
-/// # Safety
-/// AVX2 must be present.
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn scan_below_u16<D: Dist, F: FnMut(usize, u64) -> u64>(v: &[D], limit: u64, f: F) {
-    // SAFETY: the caller's: AVX2 is present; `scan_masked` gives chunks of sixteen.
-    scan_masked(v, limit, f, |chunk, limit| unsafe {
-        below16_u16(bytemuck::cast_slice(chunk), limit)
-    })
+avx2_fn! {
+    /// [`scan_masked`] of `u16`s ([`short_dist`]), by [`below16_u16`]: what the AVX2 and AVX-512
+    /// scans take for them. Compiled for AVX2 itself, so that the closure that calls `below16_u16`
+    /// is too (a closure has the target features of the function it is written in, not of the one it
+    /// is inlined into): in an `#[inline(always)]` function without them, the closure's intrinsics
+    /// were left as calls of their own, five calls for every sixteen distances, and knn of 8-byte
+    /// codes spent far longer per distance in the scan than the streams take to count them.
+    ///
+    /// # Safety
+    /// AVX2 must be present.
+    #[inline]
+    unsafe fn scan_below_u16<D: Dist, F: FnMut(usize, u64) -> u64>(v: &[D], limit: u64, f: F) {
+        // SAFETY: the caller's: AVX2 is present; `scan_masked` gives chunks of sixteen.
+        scan_masked(v, limit, f, |chunk, limit| unsafe {
+            below16_u16(bytemuck::cast_slice(chunk), limit)
+        })
+    }
 }
 
 impl Avx512 {
