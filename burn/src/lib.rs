@@ -36,7 +36,7 @@ static SHARED: Mutex<Vec<(WgpuDevice, Arc<GpuExecutor>)>> = Mutex::new(Vec::new(
 /// A burn wgpu device on the default adapter whose `wgpu::Device` and queue tensorbits shares: the
 /// device for burn tensors that [`TensorBits`] runs on in place. Each call makes a new device.
 pub fn wgpu_device() -> Result<Device, Error> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    let instance = wgpu::Instance::new(GpuExecutor::instance_descriptor());
     let adapter =
         pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
             .map_err(|e| Error::NoGpu {

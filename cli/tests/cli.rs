@@ -295,6 +295,44 @@ fn gpu_device_gives_the_same_file() {
     }
 }
 
+/// Where no Vulkan driver loads, the GPU is a one-line error and `auto` runs on the CPU: wgpu's
+/// OpenGL backend (which Mesa also provides, and on which wgpu panics when its context lock is
+/// held for a second) is used only when `WGPU_BACKEND` asks for it.
+#[test]
+fn without_vulkan_gl_is_not_taken_unasked() {
+    let mut rng = Rng(17);
+    let data = random_bytes(&mut rng, DataType::U8, 4096);
+    let f = tmp("novk_in.npy");
+    write_npy(&f, DataType::U8, &[4096], &data, false, false, 1);
+    let (og, oa, oc) = (
+        tmp("novk_gpu.npy"),
+        tmp("novk_auto.npy"),
+        tmp("novk_cpu.npy"),
+    );
+    let _ = std::fs::remove_file(&og);
+    let run = |out: &Path, device: &str| {
+        bin()
+            .args(["run", "xor", p(&f), p(&f), "-o", p(out), "--device", device])
+            .env("VK_DRIVER_FILES", "/nonexistent.json")
+            .env("VK_ICD_FILENAMES", "/nonexistent.json")
+            .env_remove("WGPU_BACKEND")
+            .output()
+            .unwrap()
+    };
+    let gpu = run(&og, "gpu");
+    let line = one_clean_error_line(&gpu, 1);
+    assert!(line.contains("no GPU is available"), "{line}");
+    assert!(!og.exists(), "an output file after an error");
+    let auto = run(&oa, "auto");
+    assert!(
+        auto.status.success(),
+        "{}",
+        String::from_utf8_lossy(&auto.stderr)
+    );
+    assert!(run(&oc, "cpu").status.success());
+    assert_eq!(std::fs::read(&oa).unwrap(), std::fs::read(&oc).unwrap());
+}
+
 /// Runs a failing command: exit 2, exactly one stderr line starting `error:` that contains `words`,
 /// and no output file.
 fn fails(args: &[&str], out: &Path, words: &str) {

@@ -19,11 +19,20 @@ impl GpuExecutor {
         pollster::block_on(Self::new())
     }
 
+    /// The wgpu instance options of the executor's own device: wgpu's primary backends (Vulkan,
+    /// Metal, DX12), or the ones `WGPU_BACKEND` names, with the other `WGPU_*` variables applied as
+    /// in every wgpu program. OpenGL is used only when asked for (`WGPU_BACKEND=gl`): its compute
+    /// support is partial, and wgpu panics on it when its context lock is held for more than a
+    /// second, as it is under concurrent use of a slow driver.
+    pub fn instance_descriptor() -> wgpu::InstanceDescriptor {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = wgpu::Backends::PRIMARY;
+        desc.with_env()
+    }
+
     /// Creates a device with some limits lowered.
     pub async fn with_limits(options: GpuLimits) -> Result<Self> {
-        // WGPU_BACKEND and the other WGPU_* variables choose backends and adapters, as in every wgpu program.
-        let instance =
-            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let instance = wgpu::Instance::new(Self::instance_descriptor());
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions {
                 power_preference: wgpu::PowerPreference::HighPerformance,
