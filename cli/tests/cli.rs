@@ -295,6 +295,105 @@ fn gpu_device_gives_the_same_file() {
     }
 }
 
+/// The README's command-line block, run line by line in a directory with the files it names (`a.npy`
+/// and `b.npy` as its numpy lines write them): every command succeeds but the one it shows
+/// failing, which prints the error line shown under it, and `y.npy` holds what it shows.
+#[test]
+fn the_readme_commands_run_as_shown() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README.md beside the workspace");
+    let section = readme
+        .split("## The command-line tool")
+        .nth(1)
+        .expect("the README's command-line section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("its sh block");
+    let dir = tmp("readme");
+    std::fs::create_dir_all(&dir).unwrap();
+    let u16s = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let a = [1u16, 2, 3, 4, 5, 6];
+    let b = [0x100u16, 0x200, 0x300];
+    write_npy(
+        &dir.join("a.npy"),
+        DataType::U16,
+        &[2, 3],
+        &u16s(&a),
+        false,
+        false,
+        1,
+    );
+    write_npy(
+        &dir.join("b.npy"),
+        DataType::U16,
+        &[3],
+        &u16s(&b),
+        false,
+        false,
+        1,
+    );
+    // The files the block only names: any content of a shape its command takes.
+    let mut rng = Rng(41);
+    for (name, dt, shape) in [
+        ("x.npy", DataType::U8, [6, 8]),
+        ("queries.npy", DataType::U8, [4, 32]),
+        ("codes.npy", DataType::U8, [300, 32]),
+        ("emb.npy", DataType::F32, [5, 64]),
+    ] {
+        let data = random_bytes(&mut rng, dt, shape[0] * shape[1]);
+        write_npy(&dir.join(name), dt, &shape, &data, false, false, 1);
+    }
+    let lines: Vec<&str> = block.lines().collect();
+    let mut ran = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let (cmd, comment) = line.split_once("  #").unwrap_or((line, ""));
+        let mut args: Vec<&str> = cmd.split_whitespace().collect();
+        assert_eq!(args[0], "tensorbits", "{line}");
+        if args[1] == "bench" {
+            // The same command on a database a hundredth the size: this build is unoptimized.
+            for arg in &mut args {
+                if *arg == "100000,32" {
+                    *arg = "1000,32";
+                }
+            }
+        }
+        let out = bin().current_dir(&dir).args(&args[1..]).output().unwrap();
+        if comment.contains("exit status 2") {
+            let err = one_clean_error_line(&out, 2);
+            let shown = lines[i + 1].trim_start_matches("# ");
+            assert_eq!(err, shown, "the error of `{cmd}`");
+        } else {
+            assert!(
+                out.status.success(),
+                "`{cmd}`: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        if ran == 0 {
+            // The first command writes y.npy, and the line under it shows its contents.
+            let (_, shape, data) = read_npy(&dir.join("y.npy"));
+            let got: Vec<u16> = data
+                .chunks(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect();
+            let want: Vec<u16> = (0..6).map(|j| a[j] ^ b[j % 3]).collect();
+            assert_eq!((shape, &got), (vec![2, 3], &want));
+            let shown = format!(
+                "[[{}, {}, {}], [{}, {}, {}]]",
+                got[0], got[1], got[2], got[3], got[4], got[5]
+            );
+            assert!(lines[i + 1].contains(&shown), "{} vs {shown}", lines[i + 1]);
+        }
+        ran += 1;
+    }
+    assert!(ran >= 8, "only {ran} commands in the README's block");
+}
+
 /// Where no Vulkan driver loads, the GPU is a one-line error and `auto` runs on the CPU: wgpu's
 /// OpenGL backend (which Mesa also provides, and on which wgpu panics when its context lock is
 /// held for a second) is used only when `WGPU_BACKEND` asks for it.
