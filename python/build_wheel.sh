@@ -9,7 +9,10 @@
 # The tools are pinned and installed into target/wheel-tools: maturin builds, zig links against
 # glibc 2.17's symbols whatever the builder's glibc is, auditwheel checks. Two builds of one
 # checkout give the same bytes: the Rust SBOM is off (python/pyproject.toml), paths of the checkout
-# and of cargo's home are remapped, and file times come from SOURCE_DATE_EPOCH.
+# and of cargo's home are remapped, and file times come from SOURCE_DATE_EPOCH. To check that:
+#
+#   bash python/build_wheel.sh /tmp/w1 && rm -rf target/wheel-build &&
+#       bash python/build_wheel.sh /tmp/w2 && cmp /tmp/w1/*.whl /tmp/w2/*.whl
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
