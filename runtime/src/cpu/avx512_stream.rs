@@ -9,7 +9,8 @@
 use super::avx512_emit::*;
 use super::avx512_groups::*;
 use super::isa::avx512bw_fn;
-use super::tiles::{padding_count, window_words};
+use super::strategy::window_words;
+use super::tiles::padding_count;
 use super::x86::*;
 use crate::element::WideExpr;
 use crate::op::{PairOut, PairTask};

@@ -77,7 +77,7 @@ fn capped(cpu: usize, var: Option<&std::ffi::OsStr>) -> (usize, Option<String>) 
 /// not a feature test per feature.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(crate) fn level() -> usize {
+fn level() -> usize {
     use std::sync::atomic::{AtomicU8, Ordering};
     static LEVEL: AtomicU8 = AtomicU8::new(0);
     match LEVEL.load(Ordering::Relaxed) {
@@ -104,6 +104,27 @@ fn first_level(cell: &std::sync::atomic::AtomicU8) -> usize {
         let _ = writeln!(std::io::stderr().lock(), "{w}");
     }
     level
+}
+
+impl super::strategy::Level {
+    /// The level of this process (detected once, capped by [`CPU_ENV`]), as the strategy takes it.
+    #[inline(always)]
+    pub(crate) fn current() -> Self {
+        use super::strategy::Level;
+        #[cfg(target_arch = "x86_64")]
+        {
+            match level() {
+                0 => Level::Baseline,
+                1 => Level::Avx2,
+                2 => Level::Avx512Bw,
+                _ => Level::Avx512,
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            Level::Baseline
+        }
+    }
 }
 
 /// The instruction set the CPU kernels run at in this process: `"baseline"`, `"avx2"`,

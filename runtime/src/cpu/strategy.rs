@@ -2,7 +2,6 @@
 //! that every choice can be read in one place and checked by a table of cases. The thresholds it
 //! compares with are in `tuning.rs`.
 
-use super::tiles::window_words;
 use super::tuning::{
     AVX2_LONG_STREAM_ROWS, AVX2_PACKED_STREAM_ROWS, AVX2_REGISTER_HALF_STREAM_ROWS,
     AVX2_REGISTER_STREAM_ROWS, AVX2_WINDOW_STREAM_ROWS, BW_STREAM_ROWS, CALL_ROWS,
@@ -28,24 +27,14 @@ pub(crate) enum Level {
     Avx512,
 }
 
-impl Level {
-    /// The level of this process (detected once, capped by `TENSORBITS_CPU`).
-    #[inline(always)]
-    pub(crate) fn current() -> Level {
-        #[cfg(target_arch = "x86_64")]
-        {
-            match super::isa::level() {
-                0 => Level::Baseline,
-                1 => Level::Avx2,
-                2 => Level::Avx512Bw,
-                _ => Level::Avx512,
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            Level::Baseline
-        }
-    }
+/// Words per window of the AVX-512 streams' windows for codes of `bytes` bytes (2 or 4), or 8
+/// where they fit no smaller window: the least `L` such that every code of a register of
+/// `8 / L` windows lies in its window of `L * 8` bytes from the 32-bit piece it starts in.
+pub(crate) fn window_words(bytes: usize) -> usize {
+    [2, 4]
+        .into_iter()
+        .find(|&l| (0..8 / l).all(|w| (w * bytes) % 4 + bytes <= l * 8))
+        .unwrap_or(8)
 }
 
 /// Whether the AVX2 streams hold codes of `bytes` bytes in whole registers and at most a half

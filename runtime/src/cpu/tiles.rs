@@ -202,16 +202,6 @@ pub(crate) fn code_word(row: &[u8], w: usize, ww: usize, last: usize) -> u64 {
     }
 }
 
-/// Words per window of the AVX-512 streams' windows (`wide::Avx512::stream_windows`) for codes of `bytes` bytes (2 or 4), or 8
-/// where they fit no smaller window: the least `L` such that every code of a register of
-/// `8 / L` windows lies in its window of `L * 8` bytes from the 32-bit piece it starts in.
-pub(crate) fn window_words(bytes: usize) -> usize {
-    [2, 4]
-        .into_iter()
-        .find(|&l| (0..8 / l).all(|w| (w * bytes) % 4 + bytes <= l * 8))
-        .unwrap_or(8)
-}
-
 /// The low four bits of each byte of a word: a row's nibbles for a block that reads them
 /// ([`Block::NIBBLES`]).
 pub(crate) const NIBBLE: u64 = 0x0f0f_0f0f_0f0f_0f0f;
