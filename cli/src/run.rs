@@ -549,12 +549,14 @@ pub fn devices() -> Result<(), Fail> {
         ),
         None => say!("CPU: {threads} hardware threads, kernels: {set}"),
     }
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+    // The adapters of the backends `--device gpu` looks at (OpenGL only where WGPU_BACKEND names it).
+    let desc = GpuExecutor::instance_descriptor();
+    let backends = desc.backends;
+    let instance = wgpu::Instance::new(desc);
+    let adapters = pollster::block_on(instance.enumerate_adapters(backends));
     if adapters.is_empty() {
         say!(
-            "GPU: no adapter found (on Linux without a GPU, Mesa's lavapipe provides one: mesa-vulkan-drivers)"
+            "GPU: no adapter found (on Linux without a GPU, Mesa's lavapipe provides one: mesa-vulkan-drivers; WGPU_BACKEND=gl takes OpenGL)"
         );
     }
     for a in adapters {

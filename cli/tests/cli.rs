@@ -430,6 +430,21 @@ fn without_vulkan_gl_is_not_taken_unasked() {
     );
     assert!(run(&oc, "cpu").status.success());
     assert_eq!(std::fs::read(&oa).unwrap(), std::fs::read(&oc).unwrap());
+    // `devices` lists what `--device gpu` would look at: no adapter, and how to ask for OpenGL.
+    let devices = bin()
+        .arg("devices")
+        .env("VK_DRIVER_FILES", "/nonexistent.json")
+        .env("VK_ICD_FILENAMES", "/nonexistent.json")
+        .env_remove("WGPU_BACKEND")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&devices.stdout);
+    assert!(
+        devices.status.success()
+            && listed.contains("GPU: no adapter found")
+            && !listed.contains("Gl,"),
+        "{listed}"
+    );
 }
 
 /// Runs a failing command: exit 2, exactly one stderr line starting `error:` that contains `words`,
