@@ -298,6 +298,39 @@ pub(crate) fn out_size(es: usize) -> usize {
     }
 }
 
+/// Evaluates `$body` with the constant `$ES` the output size `$es` ([`out_size`]: 1, 2, 4, else 8)
+/// where `$short` (codes short enough that the store is most of the work, so each size gets a copy
+/// of the loop), else 0: the loop then reads the size at run time, one copy for all sizes.
+#[cfg(target_arch = "x86_64")]
+macro_rules! by_out_size {
+    ($short:expr, $es:expr, $ES:ident => $body:expr) => {
+        match ($short, $es) {
+            (false, _) => {
+                const $ES: usize = 0;
+                $body
+            }
+            (true, 1) => {
+                const $ES: usize = 1;
+                $body
+            }
+            (true, 2) => {
+                const $ES: usize = 2;
+                $body
+            }
+            (true, 4) => {
+                const $ES: usize = 4;
+                $body
+            }
+            (true, _) => {
+                const $ES: usize = 8;
+                $body
+            }
+        }
+    };
+}
+#[cfg(target_arch = "x86_64")]
+pub(crate) use by_out_size;
+
 /// Writes eight accumulators as consecutive output elements of `es` bytes ([`out_size`]) at the
 /// start of `out`: a fixed-size narrowing the compiler keeps in vector registers.
 #[inline(always)]

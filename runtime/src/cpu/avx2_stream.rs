@@ -7,7 +7,7 @@
 )]
 
 use super::x86::*;
-use crate::element::{WideExpr, out_size};
+use crate::element::{WideExpr, by_out_size, out_size};
 use crate::op::{PairOut, PairTask};
 use std::arch::x86_64::*;
 
@@ -528,15 +528,7 @@ impl Avx2 {
     unsafe fn emit8<G: Group8>(self, out: &mut PairOut<'_, '_>, i: usize, n: usize, src: &G) {
         let es = out_size(out.es);
         // SAFETY: the caller's.
-        unsafe {
-            match (G::SHORT, es) {
-                (false, _) => self.emit8_sized::<0, G>(es, out, i, n, src),
-                (true, 1) => self.emit8_sized::<1, G>(es, out, i, n, src),
-                (true, 2) => self.emit8_sized::<2, G>(es, out, i, n, src),
-                (true, 4) => self.emit8_sized::<4, G>(es, out, i, n, src),
-                (true, _) => self.emit8_sized::<8, G>(es, out, i, n, src),
-            }
-        }
+        unsafe { by_out_size!(G::SHORT, es, ES => self.emit8_sized::<ES, G>(es, out, i, n, src)) }
     }
 
     /// [`Avx2::emit8`] for outputs of `ES` bytes (0: `es`, known at run time).

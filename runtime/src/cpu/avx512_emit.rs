@@ -8,7 +8,7 @@
 )]
 
 use super::tuning::ALIGN_FROM;
-use crate::element::out_size;
+use crate::element::{by_out_size, out_size};
 use crate::op::PairOut;
 use std::arch::x86_64::*;
 
@@ -52,13 +52,7 @@ pub(super) unsafe fn emit<const SIXTEEN: bool, G: Group>(
     };
     // SAFETY: the caller's.
     unsafe {
-        match (G::SHORT, out_size(out.es)) {
-            (false, _) => emit_sized::<SIXTEEN, 0>(out, row, codes, src),
-            (true, 1) => emit_sized::<SIXTEEN, 1>(out, row, codes, src),
-            (true, 2) => emit_sized::<SIXTEEN, 2>(out, row, codes, src),
-            (true, 4) => emit_sized::<SIXTEEN, 4>(out, row, codes, src),
-            (true, _) => emit_sized::<SIXTEEN, 8>(out, row, codes, src),
-        }
+        by_out_size!(G::SHORT, out_size(out.es), ES => emit_sized::<SIXTEEN, ES>(out, row, codes, src))
     }
     codes
 }

@@ -8,7 +8,7 @@
 
 use super::avx512_emit::*;
 use super::avx512_groups::*;
-use super::isa::avx512bw_fn;
+use super::isa::isa_fn;
 use super::strategy::window_words;
 use super::tiles::padding_count;
 use super::x86::*;
@@ -16,7 +16,7 @@ use crate::element::WideExpr;
 use crate::op::{PairOut, PairTask};
 use std::arch::x86_64::*;
 
-avx512bw_fn! {
+isa_fn! { avx512bw =>
     /// [`Avx512::stream`] on a CPU with AVX-512 F and BW but no VPOPCNTDQ (`Avx512<false>`): every
     /// size the AVX-512 streams take, each 64-bit lane counted by nibble lookup. `simd` sends it
     /// the sizes [`bw_streams`] names, before the AVX2 streams.

@@ -257,15 +257,17 @@ macro_rules! multiversion {
             }
 
             #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx2,popcnt")]
-            pub(super) fn avx2<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
-                $avx2
+            $crate::cpu::isa::isa_fn! { avx2 =>
+                pub(super) fn avx2<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
+                    $avx2
+                }
             }
 
             #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
-            pub(super) fn avx512<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
-                $avx512
+            $crate::cpu::isa::isa_fn! { avx512 =>
+                pub(super) fn avx512<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
+                    $avx512
+                }
             }
         }
     };
@@ -287,45 +289,27 @@ macro_rules! multiversion {
 }
 pub(crate) use multiversion;
 
-/// Compiles an `unsafe fn` item for the [`Isa::Avx2`] level's features (AVX2 and POPCNT). With
-/// [`avx512bw_fn`] and [`avx512_fn`], the only places where a feature string is written: a
-/// kernel outside [`multiversion`] takes its features from these.
+/// Compiles a function item for the features of a level: `avx2` (AVX2 and POPCNT, [`Isa::Avx2`]),
+/// `avx512bw` (those and AVX-512 F and BW, no VPOPCNTDQ: [`avx512bw`]) or `avx512`
+/// ([`Isa::Avx512`]). The only place a feature string is written: [`multiversion`]'s versions and
+/// every kernel outside it take their features from here.
 #[cfg(target_arch = "x86_64")]
-macro_rules! avx2_fn {
-    ($(#[$attr:meta])* $vis:vis unsafe fn $($rest:tt)*) => {
-        $(#[$attr])*
+macro_rules! isa_fn {
+    (avx2 => $($item:tt)*) => {
         #[target_feature(enable = "avx2,popcnt")]
-        $vis unsafe fn $($rest)*
+        $($item)*
     };
-}
-#[cfg(target_arch = "x86_64")]
-pub(crate) use avx2_fn;
-
-/// Compiles an `unsafe fn` item for the `avx512bw` level's features: AVX2 and POPCNT with AVX-512
-/// F and BW, no VPOPCNTDQ ([`avx512bw`]).
-#[cfg(target_arch = "x86_64")]
-macro_rules! avx512bw_fn {
-    ($(#[$attr:meta])* $vis:vis unsafe fn $($rest:tt)*) => {
-        $(#[$attr])*
+    (avx512bw => $($item:tt)*) => {
         #[target_feature(enable = "avx2,popcnt,avx512f,avx512bw")]
-        $vis unsafe fn $($rest)*
+        $($item)*
     };
-}
-#[cfg(target_arch = "x86_64")]
-pub(crate) use avx512bw_fn;
-
-/// Compiles an `unsafe fn` item for the [`Isa::Avx512`] level's features, those of
-/// [`multiversion`]'s `avx512` version.
-#[cfg(target_arch = "x86_64")]
-macro_rules! avx512_fn {
-    ($(#[$attr:meta])* $vis:vis unsafe fn $($rest:tt)*) => {
-        $(#[$attr])*
+    (avx512 => $($item:tt)*) => {
         #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,avx512bitalg,popcnt")]
-        $vis unsafe fn $($rest)*
+        $($item)*
     };
 }
 #[cfg(target_arch = "x86_64")]
-pub(crate) use avx512_fn;
+pub(crate) use isa_fn;
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {

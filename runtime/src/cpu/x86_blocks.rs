@@ -8,10 +8,10 @@
 )]
 
 use super::avx512_emit::{store8, store16};
-use super::isa::{avx2_fn, avx512_fn};
+use super::isa::isa_fn;
 use super::tiles::{Block, WordCount, blocks_fit};
 use super::x86::*;
-use crate::element::{WideExpr, out_size};
+use crate::element::{WideExpr, by_out_size, out_size};
 use std::arch::x86_64::*;
 
 impl Block for Avx512 {
@@ -158,7 +158,7 @@ impl Block for Avx2 {
     }
 }
 
-avx512_fn! {
+isa_fn! { avx512 =>
     /// [`Block::blocks_out`] of [`Avx512`], its bounds checked ([`blocks_fit`]): a function of its own,
     /// compiled for the `avx512` version's features, for the reason [`blocks_out_avx2`] gives (that
     /// version's debug frame had passed 1.7 MiB).
@@ -177,19 +177,11 @@ avx512_fn! {
     ) {
         // The output size a constant of the loop for codes of one or two words, as in
         // [`blocks_out_avx2`].
-        if WW <= 2 {
-            // SAFETY: the caller's.
-            unsafe {
-                match es {
-                    1 => blocks_avx512_sized::<E, WW, R, 1>(isa, es, aw, packed, blocks, dst, stride),
-                    2 => blocks_avx512_sized::<E, WW, R, 2>(isa, es, aw, packed, blocks, dst, stride),
-                    4 => blocks_avx512_sized::<E, WW, R, 4>(isa, es, aw, packed, blocks, dst, stride),
-                    _ => blocks_avx512_sized::<E, WW, R, 8>(isa, es, aw, packed, blocks, dst, stride),
-                }
-            }
-        } else {
-            // SAFETY: the caller's.
-            unsafe { blocks_avx512_sized::<E, WW, R, 0>(isa, es, aw, packed, blocks, dst, stride) }
+        // SAFETY: the caller's.
+        unsafe {
+            by_out_size!(WW <= 2, es, ES => {
+                blocks_avx512_sized::<E, WW, R, ES>(isa, es, aw, packed, blocks, dst, stride)
+            })
         }
     }
 }
@@ -237,7 +229,7 @@ unsafe fn blocks_avx512_sized<E: WideExpr, const WW: usize, const R: usize, cons
     }
 }
 
-avx2_fn! {
+isa_fn! { avx2 =>
     /// [`Block::blocks_out`] of [`Avx2`], its bounds checked ([`blocks_fit`]): a function of its own,
     /// compiled for AVX2, where the other blocks are inlined into the `avx2` version of
     /// `simd::pair_wide`. Inlined there for every code width, output size and count of rows, it took
@@ -258,19 +250,11 @@ avx2_fn! {
     ) {
         // Codes of one or two words: the store is most of a block's work, so the output size is a
         // constant in its loop. Longer codes pass it at run time (one copy of their loop).
-        if WW <= 2 {
-            // SAFETY: the caller's.
-            unsafe {
-                match es {
-                    1 => blocks_avx2_sized::<E, WW, R, 1>(isa, es, aw, packed, blocks, dst, stride),
-                    2 => blocks_avx2_sized::<E, WW, R, 2>(isa, es, aw, packed, blocks, dst, stride),
-                    4 => blocks_avx2_sized::<E, WW, R, 4>(isa, es, aw, packed, blocks, dst, stride),
-                    _ => blocks_avx2_sized::<E, WW, R, 8>(isa, es, aw, packed, blocks, dst, stride),
-                }
-            }
-        } else {
-            // SAFETY: the caller's.
-            unsafe { blocks_avx2_sized::<E, WW, R, 0>(isa, es, aw, packed, blocks, dst, stride) }
+        // SAFETY: the caller's.
+        unsafe {
+            by_out_size!(WW <= 2, es, ES => {
+                blocks_avx2_sized::<E, WW, R, ES>(isa, es, aw, packed, blocks, dst, stride)
+            })
         }
     }
 }

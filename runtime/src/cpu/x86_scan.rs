@@ -6,7 +6,7 @@
     reason = "x86_64 vector intrinsics; each use states its safety"
 )]
 
-use super::isa::avx2_fn;
+use super::isa::isa_fn;
 use super::kernel::Dist;
 use super::x86::*;
 use std::arch::x86_64::*;
@@ -72,7 +72,7 @@ unsafe fn below16_u16(chunk: &[u16], limit: u64) -> u32 {
     }
 }
 
-avx2_fn! {
+isa_fn! { avx2 =>
     /// [`scan_masked`] of `u16`s ([`short_dist`]), by [`below16_u16`]: what the AVX2 and AVX-512
     /// scans take for them. Compiled for AVX2 itself, so that the closure that calls `below16_u16`
     /// is too (a closure has the target features of the function it is written in, not of the one it
