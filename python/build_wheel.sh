@@ -24,6 +24,11 @@ AUDITWHEEL_VERSION=6.8.2
 TAG=cp310-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64
 
 OUT=${1:-target/wheels}
+# The output directory before minutes of building, not after.
+if ! mkdir -p "$OUT" 2>/dev/null || [ ! -w "$OUT" ]; then
+    echo "error: cannot write the wheel into $OUT: not a writable directory" >&2
+    exit 2
+fi
 case "$(uname -s)-$(uname -m)" in
     Linux-x86_64) ;;
     *)
@@ -145,7 +150,6 @@ EOF
 )
 echo "installed in $(((END - START) / 1000000)) ms"
 
-mkdir -p "$OUT"
 cp "$WHEEL" "$OUT/"
 FINAL="$OUT/$(basename "$WHEEL")"
 echo "$FINAL"
