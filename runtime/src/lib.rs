@@ -33,8 +33,8 @@ mod validate;
 pub use api::binarize::{Threshold, Thresholds, binarize, binarize_bytes, binarize_into};
 pub use api::compiled::{Compiled, compile};
 pub use api::dynamic::{
-    Input, Region, execute, execute_in_buffer, execute_packed, execute_pairwise_packed, knn,
-    knn_packed,
+    Input, RangeResult, Region, execute, execute_in_buffer, execute_packed,
+    execute_pairwise_packed, knn, knn_packed, range_search,
 };
 #[cfg(feature = "ndarray")]
 pub use api::nd::NdOp;

@@ -38,6 +38,7 @@ const CPU_ORDER: &[&str] = &[
     "reduce",
     "pair",
     "knn",
+    "range",
     "binarize",
     "x86_tests",
 ];

@@ -437,6 +437,106 @@ pub fn knn(
     Ok(())
 }
 
+/// The hits of [`range_search`], in FAISS's layout: row `i` of `a` has the hits
+/// `lims[i]..lims[i + 1]` of `values` and `indices`, in ascending index order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RangeResult {
+    /// `M + 1` offsets into `values` and `indices`, from 0 to the number of hits.
+    pub lims: Vec<i64>,
+    /// The hits' results, elements of `value_type` in native (little-endian) encoding.
+    pub values: Vec<u8>,
+    /// The results' type.
+    pub value_type: crate::DataType,
+    /// The hits' rows of `b`.
+    pub indices: Vec<i64>,
+}
+
+/// For each row of `a` (`inputs[0]`, `[M, K]`), every row of `b` (`inputs[1]`, `[N, K]`) whose
+/// result under a pairwise sum op passes `threshold`: for ops whose nearest results are the
+/// smallest (HAMMING_CDIST), `value < threshold`, as FAISS's `IndexBinaryFlat.range_search` takes
+/// a radius; for those ranked largest first (`call.largest`, or the op's `nearest = largest`),
+/// `value >= threshold`. The threshold is compared at its exact value; results are of
+/// `out_dtype`. The `M x N` results are never held at once.
+pub fn range_search(
+    op: &OpInfo,
+    call: &Call,
+    inputs: &[Input<'_>],
+    threshold: f64,
+    out_dtype: crate::DataType,
+) -> Result<RangeResult> {
+    if threshold.is_nan() {
+        return Err(Error::BadArgument {
+            op: "range_search",
+            reason: "the threshold is NaN".to_owned(),
+        });
+    }
+    let mut srcs = Vec::with_capacity(inputs.len());
+    let mut descs = Vec::with_capacity(inputs.len());
+    for (i, input) in inputs.iter().enumerate() {
+        match input {
+            Input::Bytes(d, b) => {
+                descs.push(*d);
+                srcs.push((i, *d, *b));
+            }
+            Input::Output => {
+                return Err(Error::InPlaceNotAllowed {
+                    op: op.name(),
+                    tensor: op.tensor_name(i),
+                    allowed: "no input".to_owned(),
+                });
+            }
+        }
+    }
+    let plan = validate::validate_knn(op, call, &descs, 0, out_dtype)?;
+    if descs.iter().any(|d| d.rank() != 2) {
+        let shapes: Vec<String> = descs
+            .iter()
+            .map(|d| crate::ShapeText(d.sizes().to_vec()).to_string())
+            .collect();
+        return Err(Error::BadArgument {
+            op: "range_search",
+            reason: format!(
+                "a and b must be matrices of codes, [M, K] and [N, K]; got {}",
+                shapes.join(" and ")
+            ),
+        });
+    }
+    let mut bufs = Vec::with_capacity(2);
+    for (i, d, b) in srcs {
+        let place = Place::Slice {
+            addr: b.as_ptr() as usize,
+            len: b.len(),
+        };
+        let (_, end) = check_place(d, OpTensor(op, i), place)?;
+        bufs.push(InputBuffer::Bytes(&b[..end as usize]));
+    }
+    let ks = op_kernels(op, &plan)?;
+    let pair = ks.kernels().pair.ok_or_else(|| Error::NotAReduction {
+        op: op.name(),
+        what: "has no pair kernel",
+    })?;
+    let limit = cpu::range::key_limit(&plan, threshold, call.largest_first(op));
+    let hits = cpu::range::range(&plan, &bufs, limit, pair)?;
+    let es = out_dtype.size();
+    let count = hits.keys.len();
+    crate::alloc::check_pair(
+        count.saturating_mul(es),
+        count.saturating_mul(8),
+        "range_search hits",
+    )?;
+    let mut values = crate::alloc::zeroed_vec::<u8>(count * es, "range_search values")?;
+    for (j, &key) in hits.keys.iter().enumerate() {
+        crate::element::write_elem(&mut values, j, es, plan.knn_value(key));
+    }
+    drop(hits.keys);
+    Ok(RangeResult {
+        lims: hits.lims.iter().map(|&l| l as i64).collect(),
+        values,
+        value_type: out_dtype,
+        indices: hits.indices.iter().map(|&i| i as i64).collect(),
+    })
+}
+
 /// Writes knn's packed rows (`k` distances of the output type and `k` `i64` indices per row of
 /// `a`, in row order) through the outputs' strides.
 fn write_knn(

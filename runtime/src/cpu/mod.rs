@@ -25,6 +25,7 @@ mod isa;
 mod kernel;
 pub(crate) mod knn;
 pub(crate) mod pair;
+pub(crate) mod range;
 pub(crate) mod reduce;
 mod select;
 pub(crate) mod simd;

@@ -1,0 +1,276 @@
+//! `range_search` against the full matrix of results: every hit and only the hits, in FAISS's
+//! layout, for distances (`d < radius`) and similarities ranked largest first (`s >= t`), exact
+//! thresholds (fractional, at the extremes, infinite), valid bits, both split directions of the
+//! work (many queries; one query against many codes) and the errors.
+
+mod common;
+
+use common::Rng;
+use tensorbits::{
+    BitOrder, Call, DataType, Error, Input, Op, OpInfo, RangeResult, TensorDesc, ops, range_search,
+};
+
+/// The op's full `m x n` results of `out` type, as signed integers.
+fn matrix(
+    op: &OpInfo,
+    call: &Call,
+    (m, n, k): (usize, usize, usize),
+    a: &[u8],
+    b: &[u8],
+    out: DataType,
+) -> Vec<i128> {
+    let mut bytes = vec![0u8; m * n * out.size()];
+    let done = tensorbits::execute_pairwise_packed(
+        op,
+        call,
+        (m, n, k),
+        DataType::U8,
+        out,
+        a,
+        b,
+        &mut bytes,
+    )
+    .unwrap();
+    assert!(done);
+    bytes
+        .chunks_exact(out.size())
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            let v = u64::from_le_bytes(w);
+            let bits = out.size() * 8;
+            match out.is_signed() {
+                true if bits < 64 => i128::from(((v << (64 - bits)) as i64) >> (64 - bits)),
+                true => i128::from(v as i64),
+                false => i128::from(v),
+            }
+        })
+        .collect()
+}
+
+/// The hits the full results give: `value < t`, or `value >= t` largest first, as `(lims,
+/// values, indices)`.
+fn expected(
+    values: &[i128],
+    (m, n): (usize, usize),
+    t: f64,
+    largest: bool,
+) -> (Vec<i64>, Vec<i128>, Vec<i64>) {
+    let (mut lims, mut vals, mut idx) = (vec![0i64], Vec::new(), Vec::new());
+    for i in 0..m {
+        for (j, &v) in values[i * n..(i + 1) * n].iter().enumerate() {
+            // Exact: integers against the threshold, through its ceiling.
+            let pass = match (largest, t) {
+                (_, t) if t == f64::INFINITY => !largest,
+                (_, t) if t == f64::NEG_INFINITY => largest,
+                (true, t) => v >= t.ceil() as i128,
+                (false, t) => v < t.ceil() as i128,
+            };
+            if pass {
+                vals.push(v);
+                idx.push(j as i64);
+            }
+        }
+        lims.push(idx.len() as i64);
+    }
+    (lims, vals, idx)
+}
+
+fn decoded(r: &RangeResult) -> Vec<i128> {
+    let size = r.value_type.size();
+    r.values
+        .chunks_exact(size)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            let v = u64::from_le_bytes(w);
+            let bits = size * 8;
+            match r.value_type.is_signed() {
+                true if bits < 64 => i128::from(((v << (64 - bits)) as i64) >> (64 - bits)),
+                true => i128::from(v as i64),
+                false => i128::from(v),
+            }
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check(
+    op: &OpInfo,
+    call: &Call,
+    (m, n, k): (usize, usize, usize),
+    a: &[u8],
+    b: &[u8],
+    out: DataType,
+    t: f64,
+    largest: bool,
+) {
+    let full = matrix(op, call, (m, n, k), a, b, out);
+    let (lims, vals, idx) = expected(&full, (m, n), t, largest);
+    let (da, db) = (
+        TensorDesc::new(DataType::U8, &[m, k]).unwrap(),
+        TensorDesc::new(DataType::U8, &[n, k]).unwrap(),
+    );
+    let r = range_search(
+        op,
+        call,
+        &[Input::Bytes(&da, a), Input::Bytes(&db, b)],
+        t,
+        out,
+    )
+    .unwrap_or_else(|e| panic!("{} {m}x{n}x{k} t={t}: {e}", op.name()));
+    let what = format!("{} {m}x{n}x{k} -> {out}, t = {t}", op.name());
+    assert_eq!(r.value_type, out, "{what}");
+    assert_eq!(r.lims, lims, "{what}: lims");
+    assert_eq!(r.indices, idx, "{what}: indices");
+    assert_eq!(decoded(&r), vals, "{what}: values");
+}
+
+fn codes(rng: &mut Rng, rows: usize, k: usize, sparse: bool) -> Vec<u8> {
+    (0..rows * k)
+        .map(|_| match sparse {
+            // About one bit in eight set: near codes and ties, as fingerprints have.
+            true => (rng.next() & rng.next() & rng.next()) as u8,
+            false => rng.next() as u8,
+        })
+        .collect()
+}
+
+#[test]
+fn hamming_radius_hits_exactly_those_below_it() {
+    let mut rng = Rng(60);
+    let op = <ops::HammingCdist as Op>::INFO;
+    // Small and large codes; few and many queries; `b` past a tile; one query against many
+    // codes (the work split over `b`).
+    for &(m, n, k) in &[
+        (3usize, 50usize, 1usize),
+        (7, 1000, 8),
+        (40, 3001, 16),
+        (1, 20_003, 32),
+        (2, 9001, 12),
+        (17, 700, 300),
+        (0, 10, 8),
+        (5, 0, 8),
+    ] {
+        let (a, b) = (codes(&mut rng, m, k, true), codes(&mut rng, n, k, true));
+        let bits = (8 * k) as f64;
+        for t in [
+            0.0,
+            1.0,
+            2.5,
+            bits / 8.0,
+            bits / 4.0,
+            bits,
+            bits + 1.0,
+            -3.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            for out in [DataType::U32, DataType::U16] {
+                check(op, &Call::default(), (m, n, k), &a, &b, out, t, false);
+            }
+        }
+    }
+}
+
+#[test]
+fn largest_first_ops_hit_at_or_above_the_threshold() {
+    let mut rng = Rng(61);
+    // BINARY_DOT falls as the count grows and ranks the largest first: signed values, both
+    // sides of zero.
+    let dot = <ops::BinaryDot as Op>::INFO;
+    let ham = <ops::HammingCdist as Op>::INFO;
+    for &(m, n, k) in &[(4usize, 2000usize, 8usize), (1, 30_001, 16), (9, 513, 3)] {
+        let (a, b) = (codes(&mut rng, m, k, false), codes(&mut rng, n, k, false));
+        let bits = (8 * k) as f64;
+        for t in [-bits, -1.5, 0.0, 2.0, bits / 4.0, bits, bits + 1.0] {
+            for out in [DataType::I32, DataType::I16, DataType::I64] {
+                check(dot, &Call::default(), (m, n, k), &a, &b, out, t, true);
+            }
+            // Hamming asked for largest first: the farthest codes.
+            let call = Call {
+                largest: Some(true),
+                ..Call::default()
+            };
+            check(ham, &call, (m, n, k), &a, &b, DataType::U32, t.abs(), true);
+        }
+    }
+}
+
+#[test]
+fn valid_bits_count_only_the_codes_bits() {
+    let mut rng = Rng(62);
+    let op = <ops::HammingCdist as Op>::INFO;
+    for &(m, n, k, bits) in &[(3usize, 500usize, 2usize, 13usize), (2, 4000, 9, 70)] {
+        let (a, b) = (codes(&mut rng, m, k, false), codes(&mut rng, n, k, false));
+        for order in [BitOrder::Big, BitOrder::Little] {
+            let call = Call {
+                bits: Some(bits),
+                bitorder: order,
+                ..Call::default()
+            };
+            for t in [1.0, (bits / 2) as f64, bits as f64] {
+                check(op, &call, (m, n, k), &a, &b, DataType::U32, t, false);
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_calls_are_typed_errors() {
+    let op = <ops::HammingCdist as Op>::INFO;
+    let (a, b) = ([0u8; 8], [0u8; 16]);
+    let (da, db) = (
+        TensorDesc::new(DataType::U8, &[1, 8]).unwrap(),
+        TensorDesc::new(DataType::U8, &[2, 8]).unwrap(),
+    );
+    let ins = [Input::Bytes(&da, &a), Input::Bytes(&db, &b)];
+    let call = Call::default();
+    let e = range_search(op, &call, &ins, f64::NAN, DataType::U32).unwrap_err();
+    assert!(
+        matches!(&e, Error::BadArgument { reason, .. } if reason.contains("NaN")),
+        "{e}"
+    );
+    // A batch of matrices: FAISS's layout has one list per query.
+    let d3 = TensorDesc::new(DataType::U8, &[1, 2, 8]).unwrap();
+    let e = range_search(
+        op,
+        &call,
+        &[Input::Bytes(&da, &a), Input::Bytes(&d3, &b)],
+        3.0,
+        DataType::U32,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, Error::BadArgument { reason, .. } if reason.contains("[N, K]")),
+        "{e}"
+    );
+    // Codes of other lengths.
+    let dk = TensorDesc::new(DataType::U8, &[2, 4]).unwrap();
+    assert!(
+        range_search(
+            op,
+            &call,
+            &[Input::Bytes(&da, &a), Input::Bytes(&dk, &b[..8])],
+            3.0,
+            DataType::U32
+        )
+        .is_err()
+    );
+    // Not a pairwise sum.
+    let xor = <ops::BitXor as Op>::INFO;
+    let e = range_search(xor, &call, &ins, 3.0, DataType::U8).unwrap_err();
+    assert!(matches!(e, Error::NotAReduction { .. }), "{e}");
+    // An output type the op does not give.
+    assert!(range_search(op, &call, &ins, 3.0, DataType::I8).is_err());
+    // A buffer shorter than its description.
+    let e = range_search(
+        op,
+        &call,
+        &[Input::Bytes(&da, &a[..4]), Input::Bytes(&db, &b)],
+        3.0,
+        DataType::U32,
+    )
+    .unwrap_err();
+    assert!(!e.to_string().is_empty());
+}
