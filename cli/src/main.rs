@@ -72,6 +72,8 @@ enum Command {
     Run(run::RunArgs),
     /// For each row of A, the k nearest rows of B (Hamming distance, or another pairwise sum).
     Knn(run::KnnArgs),
+    /// For each row of A, every row of B within a threshold (FAISS's range_search layout).
+    Range(run::RangeArgs),
     /// Binary codes of numbers: np.packbits(x > threshold, axis=-1) of a .npy file.
     Binarize(binary::BinarizeArgs),
     /// Print support tables (all ops, or one), in the layout of DirectML's pages.
@@ -120,6 +122,7 @@ fn main() -> ExitCode {
     let result = std::panic::catch_unwind(|| match command {
         Command::Run(args) => run::run(args),
         Command::Knn(args) => run::knn(args),
+        Command::Range(args) => run::range(args),
         Command::Binarize(args) => binary::binarize(args),
         Command::Ops { op } => run::ops(op.as_deref()),
         Command::Devices => run::devices(),

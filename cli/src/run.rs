@@ -162,6 +162,84 @@ pub struct KnnArgs {
     pub valid: ValidBitsArgs,
 }
 
+#[derive(Args)]
+pub struct RangeArgs {
+    /// Rows to search for (`[M, K]`).
+    #[arg(value_name = "A.npy")]
+    pub a: PathBuf,
+    /// Rows to search in (`[N, K]`).
+    #[arg(value_name = "B.npy")]
+    pub b: PathBuf,
+    /// Hits are the rows of B whose distance is below it (a Hamming radius, as FAISS's
+    /// range_search), or whose value is at least it for ops ranked largest first.
+    #[arg(short, long, value_name = "T", allow_negative_numbers = true)]
+    pub threshold: f64,
+    /// Output prefix: writes PREFIX_lims.npy (int64, M + 1 offsets), PREFIX_values.npy and
+    /// PREFIX_indices.npy (int64); row i's hits are lims[i]..lims[i + 1], in ascending index order.
+    #[arg(short, long, value_name = "PREFIX")]
+    pub output: PathBuf,
+    /// The pairwise sum op that measures distance or similarity.
+    #[arg(long, default_value = "hamming_cdist")]
+    pub op: String,
+    /// Feature level the call is validated against (as for `run`).
+    #[arg(long, default_value = "ext")]
+    pub level: String,
+    /// Type of the values: one of the op's output types.
+    #[arg(long, value_name = "DTYPE")]
+    pub out_dtype: Option<String>,
+    /// Rank the largest values first: hits are those at least the threshold.
+    #[arg(long, conflicts_with = "smallest")]
+    pub largest: bool,
+    /// Rank the smallest values first: hits are those below the threshold.
+    #[arg(long)]
+    pub smallest: bool,
+    #[command(flatten)]
+    pub valid: ValidBitsArgs,
+}
+
+/// `tensorbits range`: every row of B within the threshold of each row of A, as three files.
+pub fn range(a: RangeArgs) -> Result<(), Fail> {
+    let op = resolve(&a.op, None)?;
+    let level = level(&a.level)?;
+    if a.threshold.is_nan() {
+        return Err(Fail::input("--threshold is NaN; give a number"));
+    }
+    let prefix = a.output.clone().into_os_string();
+    if prefix.to_string_lossy().ends_with(".npy") {
+        return Err(Fail::input(format!(
+            "-o takes a prefix, not a file: range writes three arrays, {p}_lims.npy,              {p}_values.npy and {p}_indices.npy",
+            p = a.output.display()
+        )));
+    }
+    let name = |part: &str| {
+        let mut p = prefix.clone();
+        p.push(format!("_{part}.npy"));
+        PathBuf::from(p)
+    };
+    let outs = [
+        Output::resolve(&name("lims"))?,
+        Output::resolve(&name("values"))?,
+        Output::resolve(&name("indices"))?,
+    ];
+    let arrays = [npy::read(&a.a)?, npy::read(&a.b)?];
+    let mut call = a.valid.on(Call::at(level));
+    if a.largest || a.smallest {
+        call.largest = Some(a.largest);
+    }
+    let out_dt = out_dtype(op, a.out_dtype.as_deref(), arrays[0].desc.data_type())?;
+    let inputs = [
+        Input::Bytes(&arrays[0].desc, &arrays[0].bytes),
+        Input::Bytes(&arrays[1].desc, &arrays[1].bytes),
+    ];
+    let r = tensorbits::range_search(op, &call, &inputs, a.threshold, out_dt).map_err(with_hint)?;
+    let ints = |v: &[i64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let hits = r.indices.len();
+    outs[0].write(|w| npy::write(w, DataType::I64, &[r.lims.len()], &ints(&r.lims)))?;
+    outs[1].write(|w| npy::write(w, out_dt, &[hits], &r.values))?;
+    outs[2].write(|w| npy::write(w, DataType::I64, &[hits], &ints(&r.indices)))?;
+    Ok(())
+}
+
 /// Resolves an op name (and ONNX BitShift's direction).
 pub fn resolve(name: &str, direction: Option<Direction>) -> Result<&'static OpInfo, Fail> {
     let squashed = name.replace('_', "").to_ascii_lowercase();

@@ -2242,3 +2242,97 @@ fn outputs_past_a_containers_memory_are_one_line_errors() {
     assert!(fits.status.success(), "{fits:?}");
     assert!(read_npy(&out).2 == vec![0xfe; 1 << 17], "not of 0x0101");
 }
+
+#[test]
+fn range_writes_faiss_layout_files_as_the_library_gives_them() {
+    let dir = tmp("range");
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = |name: &str| dir.join(name);
+    let mut rng = Rng(60);
+    let (m, n, k) = (6, 3000, 4);
+    let a = random_bytes(&mut rng, DataType::U8, m * k);
+    let b = random_bytes(&mut rng, DataType::U8, n * k);
+    write_npy(&f("a.npy"), DataType::U8, &[m, k], &a, false, false, 1);
+    write_npy(&f("b.npy"), DataType::U8, &[n, k], &b, false, false, 1);
+    let (da, db) = (
+        TensorDesc::new(DataType::U8, &[m, k]).unwrap(),
+        TensorDesc::new(DataType::U8, &[n, k]).unwrap(),
+    );
+    let prefix = f("hits");
+    let (fa, fb) = (f("a.npy"), f("b.npy"));
+    for (op, t, flag) in [
+        ("hamming_cdist", "9", None),
+        ("hamming_cdist", "9.5", None),
+        ("binary_dot", "-4", None),
+        ("hamming_cdist", "20", Some("--largest")),
+    ] {
+        let mut args = vec!["range", p(&fa), p(&fb), "-t", t, "--op", op];
+        args.extend(["-o", p(&prefix)]);
+        args.extend(flag);
+        let r = run(&args);
+        assert!(
+            r.status.success() && r.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let info = ops::lookup(op).unwrap();
+        let call = Call {
+            largest: flag.map(|_| true),
+            ..Call::default()
+        };
+        let want = tensorbits::range_search(
+            info,
+            &call,
+            &[Input::Bytes(&da, &a), Input::Bytes(&db, &b)],
+            t.parse().unwrap(),
+            info.default_output(DataType::U8),
+        )
+        .unwrap();
+        assert!(want.indices.len() > 10, "{op} {t}: too few hits to test");
+        let read = |part: &str| read_npy(&f(&format!("hits_{part}.npy")));
+        let ints = |v: &[i64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let (ld, ls, lims) = read("lims");
+        assert_eq!(
+            (ld.as_str(), ls, lims),
+            ("<i8", vec![m + 1], ints(&want.lims))
+        );
+        let (_, vs, values) = read("values");
+        assert_eq!(
+            (vs, values),
+            (vec![want.indices.len()], want.values.clone())
+        );
+        let (id, is, indices) = read("indices");
+        assert_eq!(
+            (id.as_str(), is, indices),
+            ("<i8", vec![want.indices.len()], ints(&want.indices))
+        );
+    }
+    // A file name for the prefix, and a threshold that is not a number, are refused.
+    let out = f("hits.npy");
+    fails(
+        &[
+            "range",
+            p(&f("a.npy")),
+            p(&f("b.npy")),
+            "-t",
+            "3",
+            "-o",
+            p(&out),
+        ],
+        &out,
+        "prefix",
+    );
+    fails(
+        &[
+            "range",
+            p(&f("a.npy")),
+            p(&f("b.npy")),
+            "-t",
+            "nan",
+            "-o",
+            p(&prefix),
+        ],
+        &f("hits_none.npy"),
+        "NaN",
+    );
+}

@@ -392,3 +392,62 @@ pub(crate) fn run_plain<'py>(
     .map_err(py_err)?;
     Ok(done.then_some(result))
 }
+
+/// Range search of the pairwise sum op at `op` on matrices `a` `[M, K]` and `b` `[N, K]`
+/// (C-contiguous, aligned, native byte order: the wrapper makes them so): new `lims` (`int64`,
+/// `M + 1`), `values` (`dtype`, default the op's) and `indices` (`int64`), FAISS's layout.
+#[pyfunction]
+#[pyo3(signature = (op, a, b, threshold, dtype, largest=None, bits=None, bitorder="big"))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn range_plain<'py>(
+    py: Python<'py>,
+    op: usize,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    threshold: f64,
+    dtype: Option<&str>,
+    largest: Option<bool>,
+    bits: Option<usize>,
+    bitorder: &str,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let mut call = crate::with_bits(Call::default(), bits, bitorder)?;
+    call.largest = largest;
+    let op = tensorbits::ops::ALL
+        .get(op)
+        .copied()
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("range_search: unknown op"))?;
+    let (Some(pa), Some(pb)) = (plain(py, a), plain(py, b)) else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "range_search: a and b must be C-contiguous numpy arrays in native byte order",
+        ));
+    };
+    let out_dtype = out_type(op, dtype, pa.dtype)?;
+    let desc = |p: &Plain<'_>| {
+        let sizes: Vec<usize> = p.shape.iter().map(|&n| n as usize).collect();
+        tensorbits::TensorDesc::new(p.dtype, &sizes)
+    };
+    let (da, db) = (desc(&pa).map_err(py_err)?, desc(&pb).map_err(py_err)?);
+    let work = pa.bytes().max(pb.bytes());
+    // SAFETY: as in `pair_plain`: live, C-contiguous arrays held by the caller for the call, only
+    // read.
+    let (sa, sb) = unsafe { (pa.slice(), pb.slice()) };
+    let r = maybe_detach(py, work, move || {
+        let inputs = [
+            tensorbits::Input::Bytes(&da, sa),
+            tensorbits::Input::Bytes(&db, sb),
+        ];
+        tensorbits::range_search(op, &call, &inputs, threshold, out_dtype)
+    })
+    .map_err(py_err)?;
+    let array = |bytes: &[u8], dtype: DataType| -> PyResult<Bound<'py, PyAny>> {
+        let len = bytes.len() / dtype.size();
+        let (arr, data) = new_array(py, &[len as npy_intp], dtype)?;
+        // SAFETY: `data` is the new array's buffer of `len * size` bytes, apart from `bytes`.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, len * dtype.size()) };
+        Ok(arr)
+    };
+    let lims = array(bytemuck::cast_slice(&r.lims), DataType::I64)?;
+    let values = array(&r.values, out_dtype)?;
+    let indices = array(bytemuck::cast_slice(&r.indices), DataType::I64)?;
+    Ok((lims, values, indices))
+}

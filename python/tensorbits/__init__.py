@@ -58,6 +58,7 @@ __all__ = [
     "hamming_cdist",
     "binary_dot",
     "knn",
+    "range_search",
     "binarize",
     "rescore",
     "run",
@@ -999,6 +1000,94 @@ _named(knn, "knn", f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamm
     array([[1, 1, 2]], dtype=uint32)
     >>> i
     array([[1, 2, 0]])
+    """)
+
+
+def range_search(a, b, /, threshold, *, op="hamming_cdist", largest=None, bits=None,
+                 bitorder="big", dtype=None):
+    if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
+        raise TypeError(f"threshold: expected a real number, got {type(threshold).__name__}")
+    if isinstance(threshold, (int, np.integer)) and abs(int(threshold)) > 2**53:
+        raise ValueError(f"threshold = {threshold} is past what a float64 holds exactly")
+    threshold = float(threshold)
+    if threshold != threshold:
+        raise ValueError("threshold is NaN; give a number")
+    if not isinstance(op, str):
+        raise TypeError(f"op: expected the name of a pairwise sum op, got {type(op).__name__}")
+    index = _op_index(op)
+    if largest is not None:
+        largest = _flag(largest, "largest")
+    bits, bitorder = _bits(bits), _bitorder(bitorder)
+    (a, b), wrap = _inputs([a, b], ["a", "b"])
+    a, b = _unsigned_codes(index, a, b)
+    _packed_codes(a, b, "range_search")
+    # The kernels read rows as they lie in memory: C order, native byte order.
+    a, b = (np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("=")) for x in (a, b))
+    try:
+        lims, values, indices = _native.range_plain(index, a, b, threshold, _dtype_name(dtype),
+                                                    largest, bits, bitorder)
+    except _ERRORS as e:
+        raise _renamed(e, index, ("a", "b"), None)
+    if wrap is not None:
+        return wrap(lims), wrap(values), wrap(indices)
+    return lims, values, indices
+
+
+_named(range_search, "range_search", f"""Every row of ``b`` within ``threshold`` of each row of ``a``: exact range search.
+
+    FAISS's layout and rule: for distances (``"hamming_cdist"``), the hits of row ``i`` are the
+    rows of ``b`` at a distance ``d < threshold``, as ``IndexBinaryFlat.range_search`` takes a
+    radius; for ops ranked largest first (``"binary_dot"``, or ``largest=True``), those whose
+    value is at least ``threshold``. The threshold is compared at its exact value.
+
+    Parameters
+    ----------
+    a : array_like
+        Codes ``[M, K]``: ``M`` rows of ``K`` integers (uint8 to uint64, or int8 to int64), the
+        packed bits of each query (``np.packbits(x, axis=-1)`` makes them).
+    b : array_like
+        Codes ``[N, K]`` of the same dtype.
+    threshold : float
+        The radius (hits below it) or, largest first, the least value of a hit.
+    op : str, default "hamming_cdist"
+        Any pairwise sum op by name.
+    largest : bool, optional
+        Rank the largest values first (hits at or above ``threshold``) or the smallest (hits
+        below it); default: the op's own order.
+    <bits>
+    dtype : {{"uint16", "uint32", "uint64", "int16", "int32", "int64"}}, optional
+        The values' dtype, one of the op's (default uint32 for distances, int32 for dot
+        products).
+
+    Returns
+    -------
+    lims : ndarray
+        ``M + 1`` int64 offsets: row ``i``'s hits are ``lims[i]:lims[i + 1]`` of the others.
+    values : ndarray
+        The hits' values, row after row.
+    indices : ndarray
+        The hits' rows of ``b`` (int64), each row's in ascending order.
+
+    Raises
+    ------
+    TypeError
+        Codes of a dtype the op does not support, of two dtypes, or bool or float codes; a
+        threshold that is not a number.
+    ValueError
+        Inputs that are not matrices, rows of ``a`` and ``b`` of other lengths, a NaN threshold.
+    MemoryError
+        Memory for the hits cannot be allocated.
+
+    See Also
+    --------
+    knn : the ``k`` nearest rows instead of those within a threshold.
+
+    Examples
+    --------
+    >>> codes = np.array([[0b0000], [0b0111], [0b0001], [0b1111]], dtype=np.uint8)
+    >>> lims, d, i = tb.range_search(np.array([[0b0011]], dtype=np.uint8), codes, 2)
+    >>> lims, d, i
+    (array([0, 2]), array([1, 1], dtype=uint32), array([1, 2]))
     """)
 
 

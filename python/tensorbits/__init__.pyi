@@ -793,6 +793,32 @@ def knn(
     level: str | None = None,
 ) -> tuple[Any, Any]: ...
 @overload
+def range_search(
+    a: NDArray[Any] | _ArrayLike,
+    b: NDArray[Any] | _ArrayLike,
+    /,
+    threshold: float,
+    *,
+    op: str = "hamming_cdist",
+    largest: bool | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+    dtype: _DType | None = None,
+) -> tuple[NDArray[np.int64], NDArray[Any], NDArray[np.int64]]: ...
+@overload
+def range_search(
+    a: _Tensor,
+    b: _Input,
+    /,
+    threshold: float,
+    *,
+    op: str = "hamming_cdist",
+    largest: bool | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+    dtype: _DType | None = None,
+) -> tuple[_Tensor, _Tensor, _Tensor]: ...
+@overload
 def binarize(
     x: NDArray[Any] | _ArrayLike,
     /,

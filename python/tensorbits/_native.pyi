@@ -60,6 +60,16 @@ def knn_plain(
     bits: int | None = None,
     bitorder: str = "big",
 ) -> tuple[NDArray[Any], NDArray[np.int64]] | None: ...
+def range_plain(
+    op: int,
+    a: Any,
+    b: Any,
+    threshold: float,
+    dtype: str | None,
+    largest: bool | None = None,
+    bits: int | None = None,
+    bitorder: str = "big",
+) -> tuple[NDArray[np.int64], NDArray[Any], NDArray[np.int64]]: ...
 def hamming_cdist(
     a: Any,
     b: Any,

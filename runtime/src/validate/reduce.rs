@@ -561,7 +561,7 @@ fn check_knn_op(op: &OpInfo) -> Result<()> {
     if !op.is_pairwise() || op.reduce() != Some(ReduceOp::Sum) {
         return Err(Error::NotAReduction {
             op: op.name(),
-            what: "is not a pairwise sum: knn needs distances, such as HAMMING_CDIST's",
+            what: "is not a pairwise sum: knn and range_search need distances, such as HAMMING_CDIST's",
         });
     }
     Ok(())
