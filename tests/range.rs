@@ -274,3 +274,64 @@ fn bad_calls_are_typed_errors() {
     .unwrap_err();
     assert!(!e.to_string().is_empty());
 }
+
+#[test]
+fn typed_methods_give_the_dynamic_hits() {
+    use tensorbits::{Options, Tensor};
+    let mut rng = Rng(63);
+    let (m, n, k) = (4usize, 3000usize, 2usize);
+    let words: Vec<u32> = (0..(m + n) * k).map(|_| rng.next() as u32).collect();
+    let a = Tensor::from_vec(words[..m * k].to_vec(), &[m, k]).unwrap();
+    let b = Tensor::from_vec(words[m * k..].to_vec(), &[n, k]).unwrap();
+    let bytes =
+        |t: &Tensor<u32>| -> Vec<u8> { t.data().iter().flat_map(|w| w.to_le_bytes()).collect() };
+    let (ab, bb) = (bytes(&a), bytes(&b));
+    let (da, db) = (
+        TensorDesc::new(DataType::U32, &[m, k]).unwrap(),
+        TensorDesc::new(DataType::U32, &[n, k]).unwrap(),
+    );
+    let dynamic = |op: &OpInfo, call: &Call, t: f64, out: DataType| {
+        range_search(
+            op,
+            call,
+            &[Input::Bytes(&da, &ab), Input::Bytes(&db, &bb)],
+            t,
+            out,
+        )
+        .unwrap()
+    };
+    let hits = ops::HammingCdist::range_search(&a, &b, 26.0).unwrap();
+    let want = dynamic(
+        <ops::HammingCdist as Op>::INFO,
+        &Call::default(),
+        26.0,
+        DataType::U32,
+    );
+    assert!(hits.indices.len() > 20, "too few hits to test");
+    assert_eq!(hits.rows(), m);
+    assert_eq!(hits.indices, want.indices);
+    assert_eq!(
+        hits.lims,
+        want.lims.iter().map(|&l| l as usize).collect::<Vec<_>>()
+    );
+    let values: Vec<u8> = hits.values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert_eq!(values, want.values);
+    for i in 0..m {
+        let (v, idx) = hits.row(i);
+        assert!(v.iter().all(|&d| d < 26) && idx.windows(2).all(|w| w[0] < w[1]));
+    }
+    // Options: valid bits and the values' type.
+    let opts = Options::new().bits(40).output::<i16>();
+    let hits = ops::BinaryDot::range_search_with(&opts, &a, &b, 10.0).unwrap();
+    let call = Call {
+        bits: Some(40),
+        ..Call::default()
+    };
+    let want = dynamic(<ops::BinaryDot as Op>::INFO, &call, 10.0, DataType::I16);
+    assert_eq!(hits.indices, want.indices);
+    let values: Vec<u8> = hits.values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert_eq!(values, want.values);
+    assert!(hits.values.iter().all(|&v| v >= 10));
+    let e = ops::HammingCdist::range_search(&a, &b, f64::NAN).unwrap_err();
+    assert!(matches!(e, Error::BadArgument { .. }), "{e}");
+}

@@ -75,12 +75,22 @@ pub fn render(m: &Model, type_name: &str) -> String {
         }
     }
     if m.pairwise && m.reduce == Some(tensorbits_core::ReduceOp::Sum) {
-        let first = match m.nearest {
-            tensorbits_core::Nearest::Smallest => "the smallest values first (distances)",
-            tensorbits_core::Nearest::Largest => "the largest values first (similarities)",
+        let (first, hits) = match m.nearest {
+            tensorbits_core::Nearest::Smallest => (
+                "the smallest values first (distances)",
+                "below the threshold (a radius)",
+            ),
+            tensorbits_core::Nearest::Largest => (
+                "the largest values first (similarities)",
+                "at least the threshold",
+            ),
         };
         s.push_str(&format!(
             "- **knn**: `knn`, `knn_with`, `knn_on` return {first}, ties by the lower index; `Options::largest` overrides it
+"
+        ));
+        s.push_str(&format!(
+            "- **Range search**: `range_search`, `range_search_with` return every row of `b` whose value is {hits}, in FAISS's layout
 "
         ));
     }

@@ -15,9 +15,10 @@ pub const OUT: &str = "out";
 pub const TARGET: &str = "target";
 pub const GPU: &str = "gpu";
 pub const K: &str = "k";
+pub const THRESHOLD: &str = "threshold";
 pub const RESERVED: &[&str] = &[OPTIONS, OUT, TARGET, GPU];
-/// Beside those, the parameters of a pairwise op's `knn` methods.
-pub const RESERVED_PAIRWISE: &[&str] = &[K];
+/// Beside those, the parameters of a pairwise op's `knn` and `range_search` methods.
+pub const RESERVED_PAIRWISE: &[&str] = &[K, THRESHOLD];
 
 /// What the typed methods' signatures depend on.
 pub struct Signature<'a> {
@@ -55,6 +56,8 @@ pub enum Method {
     Knn,
     KnnWith,
     KnnOn,
+    Range,
+    RangeWith,
 }
 
 impl Method {
@@ -69,6 +72,8 @@ impl Method {
             Method::Knn => &[K],
             Method::KnnWith => &[OPTIONS, K],
             Method::KnnOn => &[TARGET, OPTIONS, K],
+            Method::Range => &[THRESHOLD],
+            Method::RangeWith => &[OPTIONS, THRESHOLD],
         }
     }
 }
@@ -150,7 +155,9 @@ pub fn method_body(sig: &Signature<'_>, method: Method) -> TokenStream {
                 )
             }
         }
-        Method::Knn | Method::KnnWith | Method::KnnOn => quote!(::core::unreachable!()),
+        Method::Knn | Method::KnnWith | Method::KnnOn | Method::Range | Method::RangeWith => {
+            quote!(::core::unreachable!())
+        }
     }
 }
 
@@ -173,12 +180,12 @@ fn reduce_body(sig: &Signature<'_>, method: Method) -> TokenStream {
     );
     let o = match method {
         Method::RunInto if sig.count_default.is_some() => quote!(O),
-        Method::Knn => new_output(sig, Method::Run),
-        Method::KnnWith | Method::KnnOn => new_output(sig, Method::RunWith),
+        Method::Knn | Method::Range => new_output(sig, Method::Run),
+        Method::KnnWith | Method::KnnOn | Method::RangeWith => new_output(sig, Method::RunWith),
         _ => new_output(sig, method),
     };
     let call = match method {
-        Method::Run | Method::Knn => quote!(&::tensorbits::Call::default()),
+        Method::Run | Method::Knn | Method::Range => quote!(&::tensorbits::Call::default()),
         _ => quote!(#options.call_ref()),
     };
     let word = quote!(<T as ::tensorbits::Element>::Word);
@@ -257,6 +264,15 @@ fn reduce_body(sig: &Signature<'_>, method: Method) -> TokenStream {
                 #target, #meta, #call, ::tensorbits::IntoView::into_view(#a), ::tensorbits::IntoView::into_view(#b), #k, &kernels,
             )
         },
+        Method::Range | Method::RangeWith => {
+            let threshold = format_ident!("{THRESHOLD}");
+            quote! {
+                #kernels
+                ::tensorbits::__private::range_new::<T, #o>(
+                    #meta, #call, ::tensorbits::IntoView::into_view(#a), ::tensorbits::IntoView::into_view(#b), #threshold, &kernels,
+                )
+            }
+        }
         Method::InPlace(_) => quote!(::core::unreachable!()),
     }
 }
@@ -393,6 +409,23 @@ pub fn methods(sig: &Signature<'_>, body: &dyn Fn(Method) -> TokenStream) -> Tok
         let on_doc = format!(
             "[`knn`](Self::knn) on `target` (the CPU, or a GPU with upload and read-back) at the level of `options`.{out_note}"
         );
+        let threshold = format_ident!("{THRESHOLD}");
+        let range_run = quote!(#result<::tensorbits::RangeHits<#run_o>, #err>);
+        let range_with = quote!(#result<::tensorbits::RangeHits<#with_o>, #err>);
+        let range_doc = format!(
+            "For each row of `{a}` (`[M, K]`), every row of `{b}` (`[N, K]`) whose result under `{ident}` passes \
+             `{threshold}`, on the CPU at feature level `EXT`: below it for an op whose nearest results are the \
+             smallest (a Hamming radius, as FAISS's `range_search`), at least it for one ranked largest first. \
+             The hits come in FAISS's layout, each row's in ascending index order. The `M x N` results are never \
+             held at once; a NaN `{threshold}` is an error.",
+            a = inputs[0],
+            b = inputs[1],
+        );
+        let range_with_doc = format!(
+            "[`range_search`](Self::range_search) at the level of `options`, with the values' type and order \
+             they choose.{out_note}"
+        );
+        let (b_range, b_range_with) = (body(Method::Range), body(Method::RangeWith));
         let (b_knn, b_knn_with, b_knn_on) = (
             body(Method::Knn),
             body(Method::KnnWith),
@@ -406,6 +439,27 @@ pub fn methods(sig: &Signature<'_>, body: &dyn Fn(Method) -> TokenStream) -> Tok
                     T: #tr<::tensorbits::levels::EXT>,
                 {
                     #b_knn
+                }
+
+                #[doc = #range_doc]
+                pub fn range_search<'x, T>(#(#params,)* #threshold: f64) -> #range_run
+                where
+                    T: #tr<::tensorbits::levels::EXT>,
+                {
+                    #b_range
+                }
+
+                #[doc = #range_with_doc]
+                pub fn range_search_with<'x, L: ::tensorbits::Level, T #choice>(
+                    #options: &#options_ty,
+                    #(#params,)*
+                    #threshold: f64,
+                ) -> #range_with
+                where
+                    T: #tr<L>,
+                    #choice_bound
+                {
+                    #b_range_with
                 }
 
                 #[doc = #with_doc]

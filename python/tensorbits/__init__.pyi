@@ -27,6 +27,7 @@ __all__ = [
     "hamming_cdist",
     "binary_dot",
     "knn",
+    "range_search",
     "binarize",
     "rescore",
     "run",

@@ -11,6 +11,7 @@ __all__ = [
     "run_plain",
     "pair_plain",
     "knn_plain",
+    "range_plain",
     "hamming_cdist",
     "binary_dot",
     "with_doc",

@@ -48,6 +48,7 @@ __all__ = [
     "hamming_cdist",
     "binary_dot",
     "knn",
+    "range_search",
     "binarize",
     "rescore",
 ]
@@ -311,6 +312,46 @@ def _knn():
     )
 
 
+def _range_values(a, b, **kwargs):
+    """range_search's values alone, for ``_probe``."""
+    return _tb.range_search(a, b, 0, **kwargs)[1]
+
+
+def _range_search():
+    name = "range_search"
+
+    def impl(a, b, threshold, op="hamming_cdist", largest=None, bits=None, bitorder="big",
+             dtype=None):
+        lims, values, indices = _tb.range_search(
+            _host(a, "a", name), _host(b, "b", name), threshold, op=op, largest=largest,
+            bits=bits, bitorder=bitorder, dtype=_np_dtype(dtype, name))
+        return _result(lims), _result(values), _result(indices)
+
+    def fake(a, b, threshold, op="hamming_cdist", largest=None, bits=None, bitorder="big",
+             dtype=None):
+        _check(a, "a", name)
+        _check(b, "b", name)
+        if a.dim() != 2 or b.dim() != 2:
+            raise ValueError(
+                f"tensorbits.{name}: codes are [M, K] and [N, K]; got a of {a.dim()} and b of "
+                f"{b.dim()} dimensions"
+            )
+        kw = _kw(op=op, largest=largest, bitorder=bitorder, dtype=_np_dtype(dtype, name))
+        out = _probe(_range_values, (a.dtype, b.dtype), (2, 2), kw)
+        # The number of hits is known only once the search has run.
+        hits = torch.library.get_ctx().new_dynamic_size()
+        return (a.new_empty([a.shape[0] + 1], dtype=torch.int64), a.new_empty([hits], dtype=out),
+                a.new_empty([hits], dtype=torch.int64))
+
+    return _register(
+        name,
+        "(Tensor a, Tensor b, float threshold, str op=\"hamming_cdist\", bool? largest=None, "
+        "int? bits=None, str bitorder=\"big\", ScalarType? dtype=None) -> (Tensor, Tensor, Tensor)",
+        impl,
+        fake,
+    )
+
+
 def _binarize():
     name = "binarize"
 
@@ -380,6 +421,7 @@ hamming_distance = _hamming_distance()
 hamming_cdist = _pairwise("hamming_cdist")
 binary_dot = _pairwise("binary_dot")
 knn = _knn()
+range_search = _range_search()
 rescore = _rescore()
 _binarize_op = _binarize()
 

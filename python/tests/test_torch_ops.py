@@ -79,6 +79,16 @@ def cases(torch, rng):
         out.append(("hamming_cdist", (a, a), {"bits": 19, "bitorder": order}, None))
         out.append(("knn", (a, a, 4), {"bits": 21, "bitorder": order}, None))
         out.append(("hamming_distance", (a, a[::-1]), {"bits": 13, "bitorder": order}, None))
+        out.append(("range_search", (a, a, 9.0), {"bits": 21, "bitorder": order}, None))
+    for dtype in ("uint8", "uint32", "int16"):
+        a = random_array(rng, (5, 4), dtype)
+        b = random_array(rng, (60, 4), dtype)
+        width = 4 * np.dtype(dtype).itemsize * 8
+        out.append(("range_search", (a, b, width / 2), {}, tb.range_search))
+        out.append(("range_search", (a, b, width / 2 + 3), {"largest": True,
+                                                            "dtype": torch.uint16}, None))
+        if dtype.startswith("u"):
+            out.append(("range_search", (a, b, 4.0), {"op": "binary_dot"}, None))
     for dtype in ("float32", "float16", "float64", "int16", "uint8", "bool", "int64"):
         x = random_array(rng, (4, 13), dtype)
         out.append(("binarize", (x,), {}, tb.binarize))

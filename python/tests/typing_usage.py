@@ -24,6 +24,9 @@ d: NDArray[Any] = tb.hamming_cdist(queries, codes)
 distances: NDArray[Any]
 indices: NDArray[np.int64]
 distances, indices = tb.knn(queries, codes, k=10, device="auto")
+lims: NDArray[np.int64]
+hits: NDArray[np.int64]
+lims, _, hits = tb.range_search(queries, codes, 20.5, op="hamming_cdist")
 total: int = int(tb.bitwise_count_sum(codes))
 rows: NDArray[Any] = tb.bitwise_xor_reduce(codes, axis=1)
 h: NDArray[Any] = tb.hamming_distance(codes, codes[::-1], axis=-1, keepdims=True)
@@ -32,5 +35,5 @@ names: list[str] = [name for name, _, _, _ in tb.ops()]
 tb.set_num_threads(0)
 threads: int = tb.get_num_threads()
 version: str = tb.__version__
-assert d.shape == (5, 100) and indices.shape == (5, 10) and total > 0 and threads >= 1
+assert d.shape == (5, 100) and indices.shape == (5, 10) and lims.shape == (6,) and total > 0 and threads >= 1
 print("typed usage ran:", len(names), "ops")

@@ -41,7 +41,7 @@ pub use api::nd::NdOp;
 pub use api::orient::{Orientation, SignedLayout, orient};
 pub use api::rescore::rescore;
 pub use api::tensor::{IntoView, Tensor, TensorView, TensorViewMut};
-pub use api::typed::{DefaultOutput, Options, OutputChoice};
+pub use api::typed::{DefaultOutput, Options, OutputChoice, RangeHits};
 pub use dims::Dims;
 pub use element::Element;
 pub use error::{Error, Result, ShapeText};
@@ -90,7 +90,7 @@ macro_rules! __tensorbits_if_gpu {
 pub mod __private {
     pub use crate::__tensorbits_if_gpu as if_gpu;
     pub use crate::api::typed::{
-        OutputChoice, knn_new, reduce_into, reduce_new, run_in_place, run_into, run_new,
+        OutputChoice, knn_new, range_new, reduce_into, reduce_new, run_in_place, run_into, run_new,
     };
     pub use crate::cpu::map;
     pub use crate::cpu::{

@@ -464,12 +464,6 @@ pub fn range_search(
     threshold: f64,
     out_dtype: crate::DataType,
 ) -> Result<RangeResult> {
-    if threshold.is_nan() {
-        return Err(Error::BadArgument {
-            op: "range_search",
-            reason: "the threshold is NaN".to_owned(),
-        });
-    }
     let mut srcs = Vec::with_capacity(inputs.len());
     let mut descs = Vec::with_capacity(inputs.len());
     for (i, input) in inputs.iter().enumerate() {
@@ -487,20 +481,7 @@ pub fn range_search(
             }
         }
     }
-    let plan = validate::validate_knn(op, call, &descs, 0, out_dtype)?;
-    if descs.iter().any(|d| d.rank() != 2) {
-        let shapes: Vec<String> = descs
-            .iter()
-            .map(|d| crate::ShapeText(d.sizes().to_vec()).to_string())
-            .collect();
-        return Err(Error::BadArgument {
-            op: "range_search",
-            reason: format!(
-                "a and b must be matrices of codes, [M, K] and [N, K]; got {}",
-                shapes.join(" and ")
-            ),
-        });
-    }
+    let plan = range_plan(op, call, &descs, threshold, out_dtype)?;
     let mut bufs = Vec::with_capacity(2);
     for (i, d, b) in srcs {
         let place = Place::Slice {
@@ -511,12 +492,7 @@ pub fn range_search(
         bufs.push(InputBuffer::Bytes(&b[..end as usize]));
     }
     let ks = op_kernels(op, &plan)?;
-    let pair = ks.kernels().pair.ok_or_else(|| Error::NotAReduction {
-        op: op.name(),
-        what: "has no pair kernel",
-    })?;
-    let limit = cpu::range::key_limit(&plan, threshold, call.largest_first(op));
-    let hits = cpu::range::range(&plan, &bufs, limit, pair)?;
+    let hits = range_hits(op, call, &plan, &bufs, &ks.kernels(), threshold)?;
     let es = out_dtype.size();
     let count = hits.keys.len();
     crate::alloc::check_pair(
@@ -535,6 +511,55 @@ pub fn range_search(
         value_type: out_dtype,
         indices: hits.indices.iter().map(|&i| i as i64).collect(),
     })
+}
+
+/// Validates a range search of `op` on inputs described by `descs`: a number for a threshold,
+/// a pairwise sum of two matrices of codes, results of `out_dtype`.
+pub(crate) fn range_plan(
+    op: &OpInfo,
+    call: &Call,
+    descs: &[&TensorDesc],
+    threshold: f64,
+    out_dtype: crate::DataType,
+) -> Result<Plan> {
+    if threshold.is_nan() {
+        return Err(Error::BadArgument {
+            op: "range_search",
+            reason: "the threshold is NaN".to_owned(),
+        });
+    }
+    let plan = validate::validate_knn(op, call, descs, 0, out_dtype)?;
+    if descs.iter().any(|d| d.rank() != 2) {
+        let shapes: Vec<String> = descs
+            .iter()
+            .map(|d| crate::ShapeText(d.sizes().to_vec()).to_string())
+            .collect();
+        return Err(Error::BadArgument {
+            op: "range_search",
+            reason: format!(
+                "a and b must be matrices of codes, [M, K] and [N, K]; got {}",
+                shapes.join(" and ")
+            ),
+        });
+    }
+    Ok(plan)
+}
+
+/// The hits of a validated range search ([`range_plan`]) through the op's pair kernel.
+pub(crate) fn range_hits(
+    op: &OpInfo,
+    call: &Call,
+    plan: &Plan,
+    inputs: &[InputBuffer<'_>],
+    kernels: &Kernels<'_>,
+    threshold: f64,
+) -> Result<cpu::range::Hits> {
+    let pair = kernels.pair.ok_or_else(|| Error::NotAReduction {
+        op: op.name(),
+        what: "has no pair kernel",
+    })?;
+    let limit = cpu::range::key_limit(plan, threshold, call.largest_first(op));
+    cpu::range::range(plan, inputs, limit, pair)
 }
 
 /// Writes knn's packed rows (`k` distances of the output type and `k` `i64` indices per row of

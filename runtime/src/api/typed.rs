@@ -473,3 +473,65 @@ pub fn knn_new<T: Element, D: Element>(
         Tensor::from_checked(idx, plan.out_shape),
     ))
 }
+
+/// The hits of a typed `range_search`, in FAISS's layout: row `i` of `a` has the hits
+/// `lims[i]..lims[i + 1]` of `values` and `indices`, in ascending index order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RangeHits<D> {
+    /// `M + 1` offsets into `values` and `indices`, from 0 to the number of hits.
+    pub lims: Vec<usize>,
+    /// The hits' results.
+    pub values: Vec<D>,
+    /// The hits' rows of `b`.
+    pub indices: Vec<i64>,
+}
+
+impl<D> RangeHits<D> {
+    /// The rows of `a` searched for.
+    pub fn rows(&self) -> usize {
+        self.lims.len().saturating_sub(1)
+    }
+
+    /// Row `i`'s hits: their values and rows of `b`. Panics if `i` is not below
+    /// [`rows`](Self::rows), as slicing does.
+    pub fn row(&self, i: usize) -> (&[D], &[i64]) {
+        let (from, to) = (self.lims[i], self.lims[i + 1]);
+        (&self.values[from..to], &self.indices[from..to])
+    }
+}
+
+/// For each row of `a`, every row of `b` whose result under a pairwise sum op passes
+/// `threshold` (see [`range_search`](crate::range_search)), with results of `D`.
+pub fn range_new<T: Element, D: Element>(
+    op: &'static OpInfo,
+    call: &Call,
+    a: TensorView<'_, T>,
+    b: TensorView<'_, T>,
+    threshold: f64,
+    kernels: &Kernels<'_>,
+) -> Result<RangeHits<D>> {
+    let descs = [a.desc(), b.desc()];
+    let plan = crate::api::dynamic::range_plan(
+        op,
+        call,
+        &[&descs[0], &descs[1]],
+        threshold,
+        D::DATA_TYPE,
+    )?;
+    let srcs = [InputBuffer::Bytes(bytes(&a)), InputBuffer::Bytes(bytes(&b))];
+    let hits = crate::api::dynamic::range_hits(op, call, &plan, &srcs, kernels, threshold)?;
+    let count = hits.keys.len();
+    crate::alloc::check_allocation(count.saturating_mul(size_of::<D>()), "range_search values")?;
+    let mut values = crate::alloc::zeroed_vec::<D>(count, "range_search values")?;
+    D::with_bytes_mut(&mut values, |vb| {
+        let es = D::DATA_TYPE.size();
+        for (j, &key) in hits.keys.iter().enumerate() {
+            crate::element::write_elem(vb, j, es, plan.knn_value(key));
+        }
+    });
+    Ok(RangeHits {
+        lims: hits.lims.iter().map(|&l| l as usize).collect(),
+        values,
+        indices: hits.indices.iter().map(|&i| i as i64).collect(),
+    })
+}
