@@ -335,3 +335,75 @@ fn typed_methods_give_the_dynamic_hits() {
     let e = ops::HammingCdist::range_search(&a, &b, f64::NAN).unwrap_err();
     assert!(matches!(e, Error::BadArgument { .. }), "{e}");
 }
+
+#[test]
+fn the_gpu_finds_the_cpus_hits() {
+    let devices = [common::gpu::gpu(), common::gpu::small_gpu()];
+    let mut rng = Rng(64);
+    let ham = <ops::HammingCdist as Op>::INFO;
+    let dot = <ops::BinaryDot as Op>::INFO;
+    for (g, limits) in devices.iter().zip(["default", "small"]) {
+        let Some(g) = g else { continue };
+        // Small limits split every call into tiles of 256 codes and fill passes of 512 hits.
+        for &(m, n, k) in &[
+            (3usize, 700usize, 8usize),
+            (9, 2500, 4),
+            (1, 5000, 16),
+            (6, 300, 3),
+        ] {
+            let (a, b) = (codes(&mut rng, m, k, true), codes(&mut rng, n, k, false));
+            let (da, db) = (
+                TensorDesc::new(DataType::U8, &[m, k]).unwrap(),
+                TensorDesc::new(DataType::U8, &[n, k]).unwrap(),
+            );
+            let (ba, bb) = (
+                g.storage_buffer("a", a.len(), &a).unwrap(),
+                g.storage_buffer("b", b.len(), &b).unwrap(),
+            );
+            let ra = tensorbits::GpuRegion {
+                buffer: &ba,
+                offset: 0,
+                desc: da,
+            };
+            let rb = tensorbits::GpuRegion {
+                buffer: &bb,
+                offset: 0,
+                desc: db,
+            };
+            let bits = (8 * k) as f64;
+            let largest = Call {
+                largest: Some(true),
+                ..Call::default()
+            };
+            let cases: [(&OpInfo, &Call, f64, DataType); 8] = [
+                (ham, &Call::default(), bits / 2.0 - 0.5, DataType::U32),
+                (ham, &Call::default(), bits / 2.0 + 3.0, DataType::U16),
+                (ham, &Call::default(), 0.0, DataType::U32),
+                (ham, &Call::default(), f64::INFINITY, DataType::U64),
+                (ham, &largest, bits / 2.0 + 4.0, DataType::U32),
+                (dot, &Call::default(), 2.0, DataType::I32),
+                (dot, &Call::default(), -bits, DataType::I64),
+                (dot, &Call::default(), -6.5, DataType::I16),
+            ];
+            for (op, call, t, out) in cases {
+                let want = range_search(
+                    op,
+                    call,
+                    &[Input::Bytes(&da, &a), Input::Bytes(&db, &b)],
+                    t,
+                    out,
+                )
+                .unwrap();
+                let got = g
+                    .range_search(op, call, [&ra, &rb], t, out)
+                    .unwrap_or_else(|e| panic!("{limits} {} {m}x{n}x{k} t={t}: {e}", op.name()));
+                assert_eq!(
+                    got,
+                    want,
+                    "{limits} {} {m}x{n}x{k} t={t} -> {out}",
+                    op.name()
+                );
+            }
+        }
+    }
+}

@@ -181,6 +181,9 @@ pub struct RangeArgs {
     /// The pairwise sum op that measures distance or similarity.
     #[arg(long, default_value = "hamming_cdist")]
     pub op: String,
+    /// Where to run.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub device: DeviceArg,
     /// Feature level the call is validated against (as for `run`).
     #[arg(long, default_value = "ext")]
     pub level: String,
@@ -227,11 +230,30 @@ pub fn range(a: RangeArgs) -> Result<(), Fail> {
         call.largest = Some(a.largest);
     }
     let out_dt = out_dtype(op, a.out_dtype.as_deref(), arrays[0].desc.data_type())?;
-    let inputs = [
-        Input::Bytes(&arrays[0].desc, &arrays[0].bytes),
-        Input::Bytes(&arrays[1].desc, &arrays[1].bytes),
-    ];
-    let r = tensorbits::range_search(op, &call, &inputs, a.threshold, out_dt).map_err(with_hint)?;
+    let rows_b = arrays[1].desc.sizes().first().copied().unwrap_or(1);
+    let work = (arrays[0].bytes.len() as u128).saturating_mul(rows_b as u128);
+    let r = match &device(a.device, work)? {
+        None => {
+            let inputs = [
+                Input::Bytes(&arrays[0].desc, &arrays[0].bytes),
+                Input::Bytes(&arrays[1].desc, &arrays[1].bytes),
+            ];
+            tensorbits::range_search(op, &call, &inputs, a.threshold, out_dt).map_err(with_hint)?
+        }
+        Some(g) => {
+            let bufs = [
+                g.storage_buffer("ATensor", arrays[0].bytes.len(), &arrays[0].bytes)?,
+                g.storage_buffer("BTensor", arrays[1].bytes.len(), &arrays[1].bytes)?,
+            ];
+            let region = |i: usize| GpuRegion {
+                buffer: &bufs[i],
+                offset: 0,
+                desc: arrays[i].desc,
+            };
+            g.range_search(op, &call, [&region(0), &region(1)], a.threshold, out_dt)
+                .map_err(with_hint)?
+        }
+    };
     let ints = |v: &[i64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
     let hits = r.indices.len();
     outs[0].write(|w| npy::write(w, DataType::I64, &[r.lims.len()], &ints(&r.lims)))?;

@@ -2307,6 +2307,33 @@ fn range_writes_faiss_layout_files_as_the_library_gives_them() {
             ("<i8", vec![want.indices.len()], ints(&want.indices))
         );
     }
+    // The GPU writes the same files.
+    if common::gpu::gpu().is_some() {
+        let cpu: Vec<Vec<u8>> = ["lims", "values", "indices"]
+            .iter()
+            .map(|part| std::fs::read(f(&format!("hits_{part}.npy"))).unwrap())
+            .collect();
+        let r = run(&[
+            "range",
+            p(&fa),
+            p(&fb),
+            "-t",
+            "20",
+            "--largest",
+            "--device",
+            "gpu",
+            "-o",
+            p(&prefix),
+        ]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        for (part, want) in ["lims", "values", "indices"].iter().zip(cpu) {
+            assert_eq!(
+                std::fs::read(f(&format!("hits_{part}.npy"))).unwrap(),
+                want,
+                "{part}"
+            );
+        }
+    }
     // A file name for the prefix, and a threshold that is not a number, are refused.
     let out = f("hits.npy");
     fails(

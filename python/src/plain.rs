@@ -397,7 +397,7 @@ pub(crate) fn run_plain<'py>(
 /// (C-contiguous, aligned, native byte order: the wrapper makes them so): new `lims` (`int64`,
 /// `M + 1`), `values` (`dtype`, default the op's) and `indices` (`int64`), FAISS's layout.
 #[pyfunction]
-#[pyo3(signature = (op, a, b, threshold, dtype, largest=None, bits=None, bitorder="big"))]
+#[pyo3(signature = (op, a, b, threshold, dtype, largest=None, bits=None, bitorder="big", device="cpu"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn range_plain<'py>(
     py: Python<'py>,
@@ -409,7 +409,9 @@ pub(crate) fn range_plain<'py>(
     largest: Option<bool>,
     bits: Option<usize>,
     bitorder: &str,
+    device: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let device = crate::device_of(device)?;
     let mut call = crate::with_bits(Call::default(), bits, bitorder)?;
     call.largest = largest;
     let op = tensorbits::ops::ALL
@@ -431,12 +433,37 @@ pub(crate) fn range_plain<'py>(
     // SAFETY: as in `pair_plain`: live, C-contiguous arrays held by the caller for the call, only
     // read.
     let (sa, sb) = unsafe { (pa.slice(), pb.slice()) };
-    let r = maybe_detach(py, work, move || {
-        let inputs = [
-            tensorbits::Input::Bytes(&da, sa),
-            tensorbits::Input::Bytes(&db, sb),
-        ];
-        tensorbits::range_search(op, &call, &inputs, threshold, out_dtype)
+    // Made (or its failure raised) before the GIL is released.
+    let g = match device {
+        crate::Device::Gpu => Some(crate::gpu()?),
+        crate::Device::Cpu => None,
+    };
+    let r = maybe_detach(py, work, move || match g {
+        None => {
+            let inputs = [
+                tensorbits::Input::Bytes(&da, sa),
+                tensorbits::Input::Bytes(&db, sb),
+            ];
+            tensorbits::range_search(op, &call, &inputs, threshold, out_dtype)
+        }
+        Some(g) => {
+            // Bindings cover whole 4-byte words: the buffers are rounded up.
+            let len = |d: &tensorbits::TensorDesc, s: &[u8]| s.len().max(d.total_bytes());
+            let ba = g.storage_buffer("a", len(&da, sa), sa)?;
+            let bb = g.storage_buffer("b", len(&db, sb), sb)?;
+            let region = |buffer, desc| tensorbits::GpuRegion {
+                buffer,
+                offset: 0,
+                desc,
+            };
+            g.range_search(
+                op,
+                &call,
+                [&region(&ba, da), &region(&bb, db)],
+                threshold,
+                out_dtype,
+            )
+        }
     })
     .map_err(py_err)?;
     let array = |bytes: &[u8], dtype: DataType| -> PyResult<Bound<'py, PyAny>> {

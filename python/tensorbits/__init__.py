@@ -1004,7 +1004,7 @@ _named(knn, "knn", f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamm
 
 
 def range_search(a, b, /, threshold, *, op="hamming_cdist", largest=None, bits=None,
-                 bitorder="big", dtype=None):
+                 bitorder="big", dtype=None, device="auto"):
     if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
         raise TypeError(f"threshold: expected a real number, got {type(threshold).__name__}")
     if isinstance(threshold, (int, np.integer)) and abs(int(threshold)) > 2**53:
@@ -1014,6 +1014,8 @@ def range_search(a, b, /, threshold, *, op="hamming_cdist", largest=None, bits=N
         raise ValueError("threshold is NaN; give a number")
     if not isinstance(op, str):
         raise TypeError(f"op: expected the name of a pairwise sum op, got {type(op).__name__}")
+    if not isinstance(device, str):
+        raise TypeError(f"device: expected \"cpu\", \"gpu\" or \"auto\", got {type(device).__name__}")
     index = _op_index(op)
     if largest is not None:
         largest = _flag(largest, "largest")
@@ -1025,7 +1027,7 @@ def range_search(a, b, /, threshold, *, op="hamming_cdist", largest=None, bits=N
     a, b = (np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("=")) for x in (a, b))
     try:
         lims, values, indices = _native.range_plain(index, a, b, threshold, _dtype_name(dtype),
-                                                    largest, bits, bitorder)
+                                                    largest, bits, bitorder, device)
     except _ERRORS as e:
         raise _renamed(e, index, ("a", "b"), None)
     if wrap is not None:
@@ -1058,6 +1060,7 @@ _named(range_search, "range_search", f"""Every row of ``b`` within ``threshold``
     dtype : {{"uint16", "uint32", "uint64", "int16", "int32", "int64"}}, optional
         The values' dtype, one of the op's (default uint32 for distances, int32 for dot
         products).
+    <device>
 
     Returns
     -------
@@ -1075,6 +1078,8 @@ _named(range_search, "range_search", f"""Every row of ``b`` within ``threshold``
         threshold that is not a number.
     ValueError
         Inputs that are not matrices, rows of ``a`` and ``b`` of other lengths, a NaN threshold.
+    RuntimeError
+        ``device="gpu"`` without a GPU, or a failure of the GPU.
     MemoryError
         Memory for the hits cannot be allocated.
 

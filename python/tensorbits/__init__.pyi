@@ -805,6 +805,7 @@ def range_search(
     bits: int | None = None,
     bitorder: _BitOrder = "big",
     dtype: _DType | None = None,
+    device: _Device = "auto",
 ) -> tuple[NDArray[np.int64], NDArray[Any], NDArray[np.int64]]: ...
 @overload
 def range_search(
@@ -818,6 +819,7 @@ def range_search(
     bits: int | None = None,
     bitorder: _BitOrder = "big",
     dtype: _DType | None = None,
+    device: _Device = "auto",
 ) -> tuple[_Tensor, _Tensor, _Tensor]: ...
 @overload
 def binarize(

@@ -70,6 +70,7 @@ def range_plain(
     largest: bool | None = None,
     bits: int | None = None,
     bitorder: str = "big",
+    device: str = "cpu",
 ) -> tuple[NDArray[np.int64], NDArray[Any], NDArray[np.int64]]: ...
 def hamming_cdist(
     a: Any,

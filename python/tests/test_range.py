@@ -147,3 +147,18 @@ def test_torch_tensors_come_back_as_tensors(torch):
     for x, y in zip(got, want):
         assert isinstance(x, torch.Tensor)
         np.testing.assert_array_equal(x.numpy(), y)
+
+
+def test_the_gpu_finds_the_cpus_hits(gpu):
+    rng = np.random.default_rng(13)
+    a = rng.integers(0, 256, (7, 8), dtype=np.uint8)
+    b = rng.integers(0, 256, (5000, 8), dtype=np.uint8)
+    for t, kw in [(25, {}), (40, {"largest": True}), (-2.5, {"op": "binary_dot"}),
+                  (30, {"dtype": np.uint16}), (np.inf, {}), (12, {"bits": 50, "bitorder": "little"})]:
+        want = tb.range_search(a, b, t, device="cpu", **kw)
+        got = tb.range_search(a, b, t, device="gpu", **kw)
+        for x, y in zip(got, want):
+            assert x.dtype == y.dtype
+            np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match="device"):
+        tb.range_search(a, b, 3, device="tpu")

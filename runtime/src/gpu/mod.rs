@@ -8,6 +8,7 @@ mod execute;
 mod knn;
 mod pipeline;
 pub(crate) mod plan;
+mod range;
 mod split;
 mod tensor;
 
