@@ -74,6 +74,8 @@ enum Command {
     Knn(run::KnnArgs),
     /// For each row of A, every row of B within a threshold (FAISS's range_search layout).
     Range(run::RangeArgs),
+    /// The exact merge of knn results over shards of B: each row's best k, ties by the lower index.
+    Merge(run::MergeArgs),
     /// Binary codes of numbers: np.packbits(x > threshold, axis=-1) of a .npy file.
     Binarize(binary::BinarizeArgs),
     /// Print support tables (all ops, or one), in the layout of DirectML's pages.
@@ -123,6 +125,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Knn(args) => run::knn(args),
         Command::Range(args) => run::range(args),
+        Command::Merge(args) => run::merge(args),
         Command::Binarize(args) => binary::binarize(args),
         Command::Ops { op } => run::ops(op.as_deref()),
         Command::Devices => run::devices(),

@@ -158,6 +158,10 @@ pub struct KnnArgs {
     /// The smallest values first (distances such as hamming_cdist's are smallest first already).
     #[arg(long)]
     pub smallest: bool,
+    /// Added to every index: B's first row in a larger database, so that shards' results merge
+    /// directly (`tensorbits merge`).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub id_offset: u64,
     #[command(flatten)]
     pub valid: ValidBitsArgs,
 }
@@ -259,6 +263,114 @@ pub fn range(a: RangeArgs) -> Result<(), Fail> {
     outs[0].write(|w| npy::write(w, DataType::I64, &[r.lims.len()], &ints(&r.lims)))?;
     outs[1].write(|w| npy::write(w, out_dt, &[hits], &r.values))?;
     outs[2].write(|w| npy::write(w, DataType::I64, &[hits], &ints(&r.indices)))?;
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct MergeArgs {
+    /// knn's results over the same queries, in pairs: each part's distances (`[M, k_i]`), then
+    /// its indices (int64, `[M, k_i]`).
+    #[arg(value_name = "D.npy I.npy", required = true, num_args = 1..)]
+    pub parts: Vec<PathBuf>,
+    /// Neighbours to keep per row.
+    #[arg(short, long)]
+    pub k: usize,
+    /// Output: the merged indices (int64, `[M, min(k, sum of k_i)]`), best first, ties by the
+    /// lower index; never padded.
+    #[arg(short, long, value_name = "INDICES.npy")]
+    pub output: PathBuf,
+    /// Also write the merged distances here.
+    #[arg(long, value_name = "D.npy")]
+    pub distances: Option<PathBuf>,
+    /// The parts rank the largest values first (similarities such as binary_dot's); by default
+    /// the smallest (distances).
+    #[arg(long)]
+    pub largest: bool,
+}
+
+/// `tensorbits merge`: the exact merge of knn results over shards.
+pub fn merge(a: MergeArgs) -> Result<(), Fail> {
+    if !a.parts.len().is_multiple_of(2) {
+        return Err(Fail::input(format!(
+            "merge takes pairs of files, each part's distances then its indices; got {} files",
+            a.parts.len()
+        )));
+    }
+    let indices_out = Output::resolve(&a.output)?;
+    let distances_out = a.distances.as_deref().map(Output::resolve).transpose()?;
+    if let Some(d) = &distances_out
+        && d.same_file(&indices_out)
+    {
+        return Err(Fail::input(format!(
+            "-o and --distances both name {}",
+            d.shown().display()
+        )));
+    }
+    let mut arrays = Vec::with_capacity(a.parts.len());
+    for path in &a.parts {
+        arrays.push((path, npy::read(path)?));
+    }
+    let mut dtype = None;
+    let mut rows = None;
+    let mut indices: Vec<Vec<i64>> = Vec::new();
+    for pair in arrays.chunks_exact(2) {
+        let ((dp, d), (ip, i)) = (&pair[0], &pair[1]);
+        let (ds, is) = (d.desc.sizes(), i.desc.sizes());
+        if ds.len() != 2 || ds != is || i.desc.data_type() != DataType::I64 {
+            return Err(Fail::input(format!(
+                "{} ({:?}, {}) and {} ({:?}, {}) are not a knn result: distances and int64 \
+                 indices of one shape [M, k]",
+                dp.display(),
+                ds,
+                d.desc.data_type().numpy_name(),
+                ip.display(),
+                is,
+                i.desc.data_type().numpy_name()
+            )));
+        }
+        if *dtype.get_or_insert(d.desc.data_type()) != d.desc.data_type() {
+            return Err(Fail::input(format!(
+                "{} holds {}, the first part {}: merge the results of one op",
+                dp.display(),
+                d.desc.data_type().numpy_name(),
+                dtype.map_or("", |t| t.numpy_name())
+            )));
+        }
+        if *rows.get_or_insert(ds[0]) != ds[0] {
+            return Err(Fail::input(format!(
+                "{} has {} rows, the first part {}: every part is over the same queries",
+                dp.display(),
+                ds[0],
+                rows.unwrap_or(0)
+            )));
+        }
+        let n = ds[0] * ds[1];
+        indices.push(
+            i.bytes[..n * 8]
+                .chunks_exact(8)
+                .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect(),
+        );
+    }
+    let parts: Vec<tensorbits::TopkPart<'_>> = arrays
+        .chunks_exact(2)
+        .zip(&indices)
+        .map(|(pair, idx)| tensorbits::TopkPart {
+            values: &pair[0].1.bytes[..idx.len() * pair[0].1.desc.data_type().size()],
+            indices: idx,
+            width: pair[0].1.desc.sizes()[1],
+        })
+        .collect();
+    let dtype = dtype.unwrap_or(DataType::U32);
+    let rows = rows.unwrap_or(0);
+    let (values, merged, width) =
+        tensorbits::merge_topk_bytes(dtype, rows, &parts, a.k, a.largest)?;
+    let shape = [rows, width];
+    let idx: Vec<u8> = merged.iter().flat_map(|x| x.to_le_bytes()).collect();
+    indices_out.write(|w| npy::write(w, DataType::I64, &shape, &idx))?;
+    if let Some(d) = distances_out {
+        d.write(|w| npy::write(w, dtype, &shape, &values))?;
+    }
     Ok(())
 }
 
@@ -492,6 +604,19 @@ pub fn knn(a: KnnArgs) -> Result<(), Fail> {
     };
     idx.truncate(id.total_bytes());
     dist.truncate(dd.total_bytes());
+    if a.id_offset > 0 {
+        let last = (rows_b as u64).saturating_sub(1);
+        if a.id_offset > i64::MAX as u64 - last {
+            return Err(Fail::input(format!(
+                "--id-offset {} takes the indices past int64",
+                a.id_offset
+            )));
+        }
+        for c in idx.chunks_exact_mut(8) {
+            let v = i64::from_le_bytes(c.try_into().unwrap_or([0; 8])) + a.id_offset as i64;
+            c.copy_from_slice(&v.to_le_bytes());
+        }
+    }
     indices_out.write(|w| npy::write(w, DataType::I64, shape, &idx))?;
     if let Some(d) = distances_out {
         d.write(|w| npy::write(w, out_dt, shape, &dist))?;

@@ -2363,3 +2363,103 @@ fn range_writes_faiss_layout_files_as_the_library_gives_them() {
         "NaN",
     );
 }
+
+#[test]
+fn knn_over_shards_merges_into_the_whole_files() {
+    let dir = tmp("merge");
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = |name: &str| dir.join(name);
+    let mut rng = Rng(61);
+    let (m, n, k) = (5, 700, 30);
+    // Two-byte codes: many ties.
+    let q = random_bytes(&mut rng, DataType::U8, m * 2);
+    let db = random_bytes(&mut rng, DataType::U8, n * 2);
+    write_npy(&f("q.npy"), DataType::U8, &[m, 2], &q, false, false, 1);
+    write_npy(&f("db.npy"), DataType::U8, &[n, 2], &db, false, false, 1);
+    let ok = |args: &[&str]| {
+        let r = run(args);
+        assert!(
+            r.status.success() && r.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+    };
+    let (fq, fdb) = (f("q.npy"), f("db.npy"));
+    let (wi, wd) = (f("whole_i.npy"), f("whole_d.npy"));
+    ok(&[
+        "knn",
+        p(&fq),
+        p(&fdb),
+        "-k",
+        "30",
+        "-o",
+        p(&wi),
+        "--distances",
+        p(&wd),
+    ]);
+    let mut args: Vec<String> = vec!["merge".into()];
+    for (s, (r0, r1)) in [(0usize, 10usize), (10, 11), (11, 400), (400, n)]
+        .into_iter()
+        .enumerate()
+    {
+        let shard = f(&format!("shard{s}.npy"));
+        write_npy(
+            &shard,
+            DataType::U8,
+            &[r1 - r0, 2],
+            &db[r0 * 2..r1 * 2],
+            false,
+            false,
+            1,
+        );
+        let (si, sd) = (f(&format!("i{s}.npy")), f(&format!("d{s}.npy")));
+        let kk = k.min(r1 - r0).to_string();
+        let off = r0.to_string();
+        ok(&[
+            "knn",
+            p(&fq),
+            p(&shard),
+            "-k",
+            &kk,
+            "--id-offset",
+            &off,
+            "-o",
+            p(&si),
+            "--distances",
+            p(&sd),
+        ]);
+        args.extend([p(&sd).to_owned(), p(&si).to_owned()]);
+    }
+    let (mi, md) = (f("merged_i.npy"), f("merged_d.npy"));
+    args.extend(["-k", "30", "-o", p(&mi), "--distances", p(&md)].map(str::to_owned));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    ok(&refs);
+    assert_eq!(std::fs::read(&mi).unwrap(), std::fs::read(&wi).unwrap());
+    assert_eq!(std::fs::read(&md).unwrap(), std::fs::read(&wd).unwrap());
+    // An odd count of files, and indices that are not int64, are refused.
+    fails(
+        &["merge", p(&wd), "-k", "3", "-o", p(&f("x.npy"))],
+        &f("x.npy"),
+        "pairs",
+    );
+    fails(
+        &["merge", p(&wd), p(&wd), "-k", "3", "-o", p(&f("x.npy"))],
+        &f("x.npy"),
+        "int64",
+    );
+    fails(
+        &[
+            "knn",
+            p(&fq),
+            p(&fdb),
+            "-k",
+            "3",
+            "--id-offset",
+            "9223372036854775800",
+            "-o",
+            p(&f("x.npy")),
+        ],
+        &f("x.npy"),
+        "int64",
+    );
+}

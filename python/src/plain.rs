@@ -478,3 +478,72 @@ pub(crate) fn range_plain<'py>(
     let indices = array(bytemuck::cast_slice(&r.indices), DataType::I64)?;
     Ok((lims, values, indices))
 }
+
+/// `merge_topk` of parts `(values[p], indices[p])`: 2-D C-contiguous arrays in native byte order
+/// (the wrapper makes them so), values of one dtype and `int64` indices of the same shape, every
+/// part of the same rows. New `[M, min(k, sum of widths)]` arrays.
+#[pyfunction]
+#[pyo3(signature = (values, indices, k, largest))]
+pub(crate) fn merge_topk<'py>(
+    py: Python<'py>,
+    values: Vec<Bound<'py, PyAny>>,
+    indices: Vec<Bound<'py, PyAny>>,
+    k: usize,
+    largest: bool,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let value_err = pyo3::exceptions::PyValueError::new_err;
+    let mut parts = Vec::with_capacity(values.len());
+    let mut dtype = None;
+    let mut rows = None;
+    for (p, (v, i)) in values.iter().zip(&indices).enumerate() {
+        let (Some(pv), Some(pi)) = (plain(py, v), plain(py, i)) else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "merge_topk: part {p} is not a pair of C-contiguous numpy arrays"
+            )));
+        };
+        if pv.shape.len() != 2 || pv.shape != pi.shape || pi.dtype != DataType::I64 {
+            return Err(value_err(format!(
+                "merge_topk: part {p} has values of shape {:?} and indices of shape {:?} ({}); \
+                 each part is knn's pair of [M, k] values and int64 indices",
+                pv.shape,
+                pi.shape,
+                pi.dtype.numpy_name()
+            )));
+        }
+        if *dtype.get_or_insert(pv.dtype) != pv.dtype {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "merge_topk: part {p} has values of {}, part 0 of {}; merge the results of one op",
+                pv.dtype.numpy_name(),
+                dtype.map_or("", |d| d.numpy_name())
+            )));
+        }
+        let m = pv.shape[0] as usize;
+        if *rows.get_or_insert(m) != m {
+            return Err(value_err(format!(
+                "merge_topk: part {p} has {m} rows, part 0 {}; every part is over the same queries",
+                rows.unwrap_or(0)
+            )));
+        }
+        // SAFETY: as in `pair_plain`: live, C-contiguous arrays held by the caller, only read;
+        // the indices are int64, 8-byte aligned (numpy's ALIGNED flag, checked by `plain`).
+        let (vb, ib) = unsafe { (pv.slice(), pi.slice()) };
+        parts.push(tensorbits::TopkPart {
+            values: vb,
+            indices: bytemuck::cast_slice(ib),
+            width: pv.shape[1] as usize,
+        });
+    }
+    let dtype = dtype.unwrap_or(DataType::I64);
+    let rows = rows.unwrap_or(0);
+    let (vals, idx, width) =
+        tensorbits::merge_topk_bytes(dtype, rows, &parts, k, largest).map_err(py_err)?;
+    let dims = [rows as npy_intp, width as npy_intp];
+    let (va, vp) = new_array(py, &dims, dtype)?;
+    let (ia, ip) = new_array(py, &dims, DataType::I64)?;
+    // SAFETY: the new arrays hold `rows * width` elements, apart from the results.
+    unsafe {
+        std::ptr::copy_nonoverlapping(vals.as_ptr(), vp, vals.len());
+        std::ptr::copy_nonoverlapping(idx.as_ptr().cast::<u8>(), ip, idx.len() * 8);
+    }
+    Ok((va, ia))
+}

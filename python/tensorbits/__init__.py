@@ -58,6 +58,7 @@ __all__ = [
     "hamming_cdist",
     "binary_dot",
     "knn",
+    "merge_topk",
     "range_search",
     "binarize",
     "rescore",
@@ -915,8 +916,17 @@ binary_dot = _front(_native.binary_dot, "binary_dot", f"""Dot products of ±1 ve
 
 
 def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="big", dtype=None,
-        device="auto", level=None):
+        device="auto", level=None, id_offset=0):
     k = _count(k, "k")
+    id_offset = _count(id_offset, "id_offset")
+    if id_offset:
+        d, i = knn(a, b, k, op=op, largest=largest, bits=bits, bitorder=bitorder, dtype=dtype,
+                   device=device, level=level)
+        # The rows of b are below N: the last index, N - 1 + id_offset, must fit an int64.
+        if id_offset > 2**63 - 1 - max(_rows(b) - 1, 0):
+            raise ValueError(f"id_offset = {id_offset} takes the indices past int64")
+        i += id_offset
+        return d, i
     if not isinstance(op, str):
         raise TypeError(f"op: expected the name of a pairwise sum op, got {type(op).__name__}")
     index = _op_index(op)
@@ -967,6 +977,9 @@ _named(knn, "knn", f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamm
         products); a value that could pass it raises ``ValueError``.
     <device>
     <level>
+    id_offset : int, default 0
+        Added to every index: the first row of ``b`` in a larger database, so that the results of
+        shards merge directly (:func:`merge_topk`).
 
     Returns
     -------
@@ -1093,6 +1106,85 @@ _named(range_search, "range_search", f"""Every row of ``b`` within ``threshold``
     >>> lims, d, i = tb.range_search(np.array([[0b0011]], dtype=np.uint8), codes, 2)
     >>> lims, d, i
     (array([0, 2]), array([1, 1], dtype=uint32), array([1, 2]))
+    """)
+
+
+def _rows(b):
+    """The rows of codes ``b`` (``[..., N, K]``), for the largest index knn returns."""
+    shape = getattr(b, "shape", None)
+    if shape is None:
+        shape = np.shape(b)
+    return int(shape[-2]) if len(shape) >= 2 else 0
+
+
+def merge_topk(parts, k, *, largest=None):
+    k = _count(k, "k")
+    largest = False if largest is None else _flag(largest, "largest")
+    if isinstance(parts, tuple) and len(parts) == 2 and not isinstance(parts[0], tuple):
+        raise TypeError("parts: expected a sequence of (values, indices) pairs, got one pair; "
+                        "wrap it in a list")
+    values, indices, wrap = [], [], None
+    for p, part in enumerate(parts):
+        try:
+            v, i = part
+        except (TypeError, ValueError):
+            raise TypeError(f"parts[{p}]: expected a (values, indices) pair") from None
+        (v,), wv = _inputs([v], ["values"])
+        (i,), wi = _inputs([i], ["indices"])
+        wrap = wrap or wv or wi
+        if v.dtype.kind not in "iuf":
+            raise TypeError(f"parts[{p}]: values of {v.dtype}; knn's values are numbers")
+        if i.dtype.kind not in "iu" or (i.dtype.kind == "u" and i.size and i.max() > 2**63 - 1):
+            raise TypeError(f"parts[{p}]: indices of {i.dtype}; knn's indices are int64")
+        values.append(np.ascontiguousarray(v, dtype=v.dtype.newbyteorder("=")))
+        indices.append(np.ascontiguousarray(i, dtype=np.int64))
+    d, i = _native.merge_topk(values, indices, k, largest)
+    if wrap is not None:
+        return wrap(d), wrap(i)
+    return d, i
+
+
+_named(merge_topk, "merge_topk", """Each row's best ``k`` over several knn results: the exact merge of shards.
+
+    Entries rank as :func:`knn` ranks them, by value and then by the lower index, so the merge is
+    associative: knn over shards of ``b`` (each with ``id_offset`` its first row), merged in any
+    order or tree, equals knn over all of ``b``, ties included. Parts narrower than ``k`` are
+    taken as they are, and nothing is padded: the result is narrower where fewer candidates exist.
+
+    Parameters
+    ----------
+    parts : sequence of (values, indices)
+        knn's results over the same queries: ``[M, k_i]`` values of one dtype and ``[M, k_i]``
+        int64 indices, each row ranked.
+    k : int
+        How many to keep per row.
+    largest : bool, optional
+        The parts rank the largest values first (similarities, ``binary_dot``); default: the
+        smallest first (distances).
+
+    Returns
+    -------
+    values : ndarray
+        ``[M, min(k, sum of k_i)]``.
+    indices : ndarray
+        ``[M, min(k, sum of k_i)]`` int64.
+
+    Raises
+    ------
+    TypeError
+        A part that is not a pair of arrays, values of two dtypes, or indices that are not integers.
+    ValueError
+        Parts of other rows or shapes, rows out of knn's order, NaN values, or a negative index
+        (FAISS pads missing neighbours with -1; drop them first).
+
+    Examples
+    --------
+    >>> q = np.array([[0b0011]], dtype=np.uint8)
+    >>> codes = np.array([[0b0000], [0b0111], [0b0001], [0b1111]], dtype=np.uint8)
+    >>> first = tb.knn(q, codes[:2], k=2)
+    >>> second = tb.knn(q, codes[2:], k=2, id_offset=2)
+    >>> tb.merge_topk([first, second], k=3)
+    (array([[1, 1, 2]], dtype=uint32), array([[1, 2, 0]]))
     """)
 
 

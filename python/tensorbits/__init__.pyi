@@ -27,6 +27,7 @@ __all__ = [
     "hamming_cdist",
     "binary_dot",
     "knn",
+    "merge_topk",
     "range_search",
     "binarize",
     "rescore",
@@ -762,6 +763,7 @@ def knn(
     dtype: _DType | None = None,
     device: _Device = "auto",
     level: str | None = None,
+    id_offset: int = 0,
 ) -> tuple[NDArray[Any], NDArray[np.int64]]: ...
 @overload
 def knn(
@@ -777,6 +779,7 @@ def knn(
     dtype: _DType | None = None,
     device: _Device = "auto",
     level: str | None = None,
+    id_offset: int = 0,
 ) -> tuple[_Tensor, _Tensor]: ...
 @overload
 def knn(
@@ -792,6 +795,21 @@ def knn(
     dtype: _DType | None = None,
     device: _Device = "auto",
     level: str | None = None,
+    id_offset: int = 0,
+) -> tuple[Any, Any]: ...
+@overload
+def merge_topk(
+    parts: Sequence[tuple[NDArray[Any], NDArray[np.int64]]],
+    k: int,
+    *,
+    largest: bool | None = None,
+) -> tuple[NDArray[Any], NDArray[np.int64]]: ...
+@overload
+def merge_topk(
+    parts: Sequence[tuple[Any, Any]],
+    k: int,
+    *,
+    largest: bool | None = None,
 ) -> tuple[Any, Any]: ...
 @overload
 def range_search(

@@ -12,6 +12,7 @@ __all__ = [
     "pair_plain",
     "knn_plain",
     "range_plain",
+    "merge_topk",
     "hamming_cdist",
     "binary_dot",
     "with_doc",
@@ -61,6 +62,12 @@ def knn_plain(
     bits: int | None = None,
     bitorder: str = "big",
 ) -> tuple[NDArray[Any], NDArray[np.int64]] | None: ...
+def merge_topk(
+    values: list[Any],
+    indices: list[Any],
+    k: int,
+    largest: bool,
+) -> tuple[NDArray[Any], NDArray[np.int64]]: ...
 def range_plain(
     op: int,
     a: Any,

@@ -48,6 +48,7 @@ __all__ = [
     "hamming_cdist",
     "binary_dot",
     "knn",
+    "merge_topk",
     "range_search",
     "binarize",
     "rescore",
@@ -289,12 +290,17 @@ _knn_1 = functools.partial(_tb.knn, k=1)
 def _knn():
     name = "knn"
 
-    def impl(a, b, k, op="hamming_cdist", largest=None, bits=None, bitorder="big", dtype=None):
+    def impl(a, b, k, op="hamming_cdist", largest=None, bits=None, bitorder="big", dtype=None,
+             id_offset=0):
         d, i = _tb.knn(_host(a, "a", name), _host(b, "b", name), k, op=op, largest=largest,
-                       bits=bits, bitorder=bitorder, dtype=_np_dtype(dtype, name))
+                       bits=bits, bitorder=bitorder, dtype=_np_dtype(dtype, name),
+                       id_offset=id_offset)
         return _result(d), _result(i)
 
-    def fake(a, b, k, op="hamming_cdist", largest=None, bits=None, bitorder="big", dtype=None):
+    def fake(a, b, k, op="hamming_cdist", largest=None, bits=None, bitorder="big", dtype=None,
+             id_offset=0):
+        if id_offset < 0:
+            raise ValueError(f"id_offset must not be negative, got {id_offset}")
         batch = _codes(a, b, name)
         if k < 0:
             raise ValueError(f"k must not be negative, got {k}")
@@ -306,7 +312,40 @@ def _knn():
     return _register(
         name,
         "(Tensor a, Tensor b, int k, str op=\"hamming_cdist\", bool? largest=None, "
-        "int? bits=None, str bitorder=\"big\", ScalarType? dtype=None) -> (Tensor, Tensor)",
+        "int? bits=None, str bitorder=\"big\", ScalarType? dtype=None, int id_offset=0) "
+        "-> (Tensor, Tensor)",
+        impl,
+        fake,
+    )
+
+
+def _merge_topk():
+    name = "merge_topk"
+
+    def impl(values, indices, k, largest=None):
+        parts = [(_host(v, "values", name), _host(i, "indices", name))
+                 for v, i in zip(values, indices)]
+        d, i = _tb.merge_topk(parts, k, largest=largest)
+        return _result(d), _result(i)
+
+    def fake(values, indices, k, largest=None):
+        if len(values) != len(indices):
+            raise ValueError(f"tensorbits.{name}: {len(values)} values and {len(indices)} indices")
+        for v, i in zip(values, indices):
+            _check(v, "values", name)
+            _check(i, "indices", name)
+        if k < 0:
+            raise ValueError(f"k must not be negative, got {k}")
+        rows = values[0].shape[0] if values else 0
+        width = min(k, sum(v.shape[-1] for v in values))
+        dtype = values[0].dtype if values else torch.int64
+        like = values[0] if values else torch.empty(0)
+        return (like.new_empty([rows, width], dtype=dtype),
+                like.new_empty([rows, width], dtype=torch.int64))
+
+    return _register(
+        name,
+        "(Tensor[] values, Tensor[] indices, int k, bool? largest=None) -> (Tensor, Tensor)",
         impl,
         fake,
     )
@@ -421,6 +460,7 @@ hamming_distance = _hamming_distance()
 hamming_cdist = _pairwise("hamming_cdist")
 binary_dot = _pairwise("binary_dot")
 knn = _knn()
+merge_topk = _merge_topk()
 range_search = _range_search()
 rescore = _rescore()
 _binarize_op = _binarize()

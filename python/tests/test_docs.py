@@ -51,7 +51,7 @@ def test_numpydoc_sections_and_every_parameter(f):
 def test_help_reads_like_numpy():
     text = pydoc.render_doc(tb.knn, renderer=pydoc.plaintext)
     assert ("knn(a, b, /, k, *, op='hamming_cdist', largest=None, bits=None, bitorder='big', "
-            "dtype=None, device='auto', level=None)") in text
+            "dtype=None, device='auto', level=None, id_offset=0)") in text
     for section in ("Parameters", "Returns", "Raises", "Examples"):
         assert section in text
     text = pydoc.render_doc(tb.bitwise_xor_reduce, renderer=pydoc.plaintext)

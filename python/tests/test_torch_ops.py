@@ -19,6 +19,15 @@ def tensor(torch, a):
     return torch.from_numpy(np.ascontiguousarray(a))
 
 
+def as_torch(torch, a):
+    """An argument as the torch op takes it: arrays (and lists of them) as tensors."""
+    if isinstance(a, np.ndarray):
+        return tensor(torch, a)
+    if isinstance(a, list):
+        return [as_torch(torch, x) for x in a]
+    return a
+
+
 def same(got, want):
     """Equal shapes, dtypes and bits."""
     got = got.numpy()
@@ -80,6 +89,16 @@ def cases(torch, rng):
         out.append(("knn", (a, a, 4), {"bits": 21, "bitorder": order}, None))
         out.append(("hamming_distance", (a, a[::-1]), {"bits": 13, "bitorder": order}, None))
         out.append(("range_search", (a, a, 9.0), {"bits": 21, "bitorder": order}, None))
+    q = random_array(rng, (4, 3), "uint8")
+    db = random_array(rng, (50, 3), "uint8")
+    out.append(("knn", (q, db, 3), {"id_offset": 100}, None))
+    for op, largest in (("hamming_cdist", None), ("binary_dot", True)):
+        p1 = tb.knn(q, db[:20], 5, op=op)
+        p2 = tb.knn(q, db[20:23], 3, op=op, id_offset=20)
+        p3 = tb.knn(q, db[23:], 9, op=op, id_offset=23)
+        parts = ([p1[0], p2[0], p3[0]], [p1[1], p2[1], p3[1]])
+        out.append(("merge_topk", (*parts, 7), {"largest": largest}, None))
+        out.append(("merge_topk", (*parts, 50), {"largest": largest}, None))
     for dtype in ("uint8", "uint32", "int16"):
         a = random_array(rng, (5, 4), dtype)
         b = random_array(rng, (60, 4), dtype)
@@ -119,6 +138,8 @@ def numpy_call(name, args, kwargs):
         kw["threshold"] = kw.pop("thresholds")
     if name == "rescore" and len(args) == 4:
         return tb.rescore(*args, **kw)
+    if name == "merge_topk":
+        return tb.merge_topk(list(zip(args[0], args[1])), args[2], **kw)
     return getattr(tb, name)(*args, **kw)
 
 
@@ -143,7 +164,7 @@ def test_every_function_is_registered(torch, ops):
 
 def test_results_equal_the_numpy_front_end_bit_for_bit(torch, ops, rng):
     for name, args, kwargs, _ in cases(torch, rng):
-        targs = [tensor(torch, a) if isinstance(a, np.ndarray) else a for a in args]
+        targs = [as_torch(torch, a) for a in args]
         tkw = {k: tensor(torch, v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
         got = getattr(torch.ops.tensorbits, name)(*targs, **tkw)
         want = numpy_call(name, args, kwargs)
@@ -158,7 +179,7 @@ def test_results_equal_the_numpy_front_end_bit_for_bit(torch, ops, rng):
 def test_opcheck_passes_for_every_op(torch, ops, rng):
     seen = set()
     for name, args, kwargs, _ in cases(torch, rng):
-        targs = tuple(tensor(torch, a) if isinstance(a, np.ndarray) else a for a in args)
+        targs = tuple(as_torch(torch, a) for a in args)
         tkw = {k: tensor(torch, v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
         op = getattr(torch.ops.tensorbits, name)
         result = torch.library.opcheck(op, targs, tkw)

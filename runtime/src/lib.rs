@@ -36,6 +36,7 @@ pub use api::dynamic::{
     Input, RangeResult, Region, execute, execute_in_buffer, execute_packed,
     execute_pairwise_packed, knn, knn_packed, range_search,
 };
+pub use api::merge::{TopkPart, merge_topk, merge_topk_bytes};
 #[cfg(feature = "ndarray")]
 pub use api::nd::NdOp;
 pub use api::orient::{Orientation, SignedLayout, orient};

@@ -5,6 +5,7 @@
 pub(crate) mod binarize;
 pub(crate) mod compiled;
 pub(crate) mod dynamic;
+pub(crate) mod merge;
 #[cfg(feature = "ndarray")]
 pub(crate) mod nd;
 pub(crate) mod orient;
