@@ -1037,7 +1037,7 @@ def range_search(a, b, /, threshold, *, op="hamming_cdist", largest=None, bits=N
     a, b = _unsigned_codes(index, a, b)
     _packed_codes(a, b, "range_search")
     # The kernels read rows as they lie in memory: C order, native byte order.
-    a, b = (np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("=")) for x in (a, b))
+    a, b = (np.require(x, x.dtype.newbyteorder("="), ["C", "A"]) for x in (a, b))
     try:
         lims, values, indices = _native.range_plain(index, a, b, threshold, _dtype_name(dtype),
                                                     largest, bits, bitorder, device)
@@ -1136,8 +1136,9 @@ def merge_topk(parts, k, *, largest=None):
             raise TypeError(f"parts[{p}]: values of {v.dtype}; knn's values are numbers")
         if i.dtype.kind not in "iu" or (i.dtype.kind == "u" and i.size and i.max() > 2**63 - 1):
             raise TypeError(f"parts[{p}]: indices of {i.dtype}; knn's indices are int64")
-        values.append(np.ascontiguousarray(v, dtype=v.dtype.newbyteorder("=")))
-        indices.append(np.ascontiguousarray(i, dtype=np.int64))
+        # Arrays unpickled from another process may be unaligned: the kernels read aligned ones.
+        values.append(np.require(v, v.dtype.newbyteorder("="), ["C", "A"]))
+        indices.append(np.require(i, np.int64, ["C", "A"]))
     d, i = _native.merge_topk(values, indices, k, largest)
     if wrap is not None:
         return wrap(d), wrap(i)

@@ -1,0 +1,205 @@
+"""Exact knn and range search over codes that outgrow one machine, on Dask.
+
+``pip install tensorbits[dask]``. ``b`` is a dask array of codes chunked along its rows (from
+``dask.array.from_npy_stack``, zarr, or any source); each chunk is searched where it lies, its
+indices shifted by the chunk's first row, and the chunks' results are merged by a tree of
+:func:`tensorbits.merge_topk`. Computed, the results equal :func:`tensorbits.knn` and
+:func:`tensorbits.range_search` on the whole arrays, bit for bit, ties included, for any chunking,
+on any scheduler (threads, processes, a ``dask.distributed`` cluster).
+
+>>> import dask.array as da
+>>> import tensorbits.dask as tbd
+>>> codes = da.from_array(np.arange(64, dtype=np.uint8).reshape(64, 1), chunks=(10, 1))
+>>> d, i = tbd.knn(np.array([[3]], dtype=np.uint8), codes, k=3)
+>>> d.compute(), i.compute()
+(array([[0, 1, 1]], dtype=uint32), array([[3, 1, 2]]))
+"""
+
+import numpy as np
+
+import tensorbits as _tb
+
+try:
+    import dask
+    import dask.array as da
+except ImportError:  # pragma: no cover - the message is the point
+    raise ImportError(
+        "tensorbits.dask needs dask: pip install 'tensorbits[dask]' (or 'dask[array]')"
+    ) from None
+
+__all__ = ["knn", "range_search"]
+
+
+def _codes(b):
+    """``b`` as a dask array of 2-D codes with whole rows in each chunk."""
+    if not isinstance(b, da.Array):
+        raise TypeError(f"b: expected a dask array of codes chunked along rows, got {type(b).__name__}")
+    if b.ndim != 2:
+        raise ValueError(f"b: codes are [N, K]; got {b.ndim} dimensions")
+    if len(b.chunks[1]) > 1:
+        b = b.rechunk({1: -1})
+    return b
+
+
+def _queries(a):
+    """The queries as a list of (row chunk, rows) pairs: numpy arrays or dask arrays' blocks."""
+    if isinstance(a, da.Array):
+        if a.ndim != 2:
+            raise ValueError(f"a: queries are [M, K]; got {a.ndim} dimensions")
+        if len(a.chunks[1]) > 1:
+            a = a.rechunk({1: -1})
+        return [(a.blocks[r, 0], n) for r, n in enumerate(a.chunks[0])]
+    a = np.asarray(a)
+    if a.ndim != 2:
+        raise ValueError(f"a: queries are [M, K]; got {a.ndim} dimensions")
+    # One task holds the queries, which every chunk's task reads.
+    return [(dask.delayed(a, pure=True), a.shape[0])]
+
+
+def _probe(a):
+    """One row of zeros of the queries' dtype and width, for the checks before any work."""
+    dtype = a.dtype if isinstance(a, da.Array) else np.asarray(a).dtype
+    return np.zeros((1, a.shape[1] if isinstance(a, da.Array) else np.shape(a)[1]), dtype)
+
+
+def _largest(op, largest, dtype):
+    """Whether the op (or ``largest``) ranks the largest values first: from a two-code knn."""
+    if largest is not None:
+        return bool(largest)
+    d, _ = _tb.knn(np.zeros((1, 1), np.uint8), np.array([[0], [255]], np.uint8), 2, op=op, dtype=dtype)
+    return bool(d[0, 0] > d[0, 1])
+
+
+def _offsets(chunks):
+    out, at = [], 0
+    for n in chunks:
+        out.append(at)
+        at += n
+    return out
+
+
+def _part(a, b, k, offset, options):
+    return _tb.knn(np.asarray(a), np.asarray(b), min(k, b.shape[0]), id_offset=offset, **options)
+
+
+def _merge(parts, k, largest):
+    return _tb.merge_topk(list(parts), k, largest=largest)
+
+
+def knn(a, b, k, *, split_every=8, **options):
+    """The ``k`` rows of ``b`` nearest each row of ``a``, as lazy dask arrays.
+
+    Parameters
+    ----------
+    a : array_like or dask.array.Array
+        Queries ``[M, K]``; a dask array's row chunks give the results' row chunks.
+    b : dask.array.Array
+        Codes ``[N, K]`` of the same dtype, chunked along rows (chunks along ``K`` are joined).
+    k : int
+        Neighbours per row, from 0 to ``N``.
+    split_every : int, default 8
+        Parts merged by one task of the merge tree.
+    **options
+        As :func:`tensorbits.knn` takes them: ``op``, ``largest``, ``bits``, ``bitorder``,
+        ``dtype`` (``device`` and ``level`` too, run on each worker).
+
+    Returns
+    -------
+    distances, indices : dask.array.Array
+        ``[M, k]``, computing to what :func:`tensorbits.knn` gives on the whole arrays.
+    """
+    k = _tb._count(k, "k")
+    split_every = _tb._count(split_every, "split_every")
+    if split_every < 2:
+        raise ValueError(f"split_every must be at least 2, got {split_every}")
+    if "id_offset" in options:
+        raise TypeError("id_offset: the chunks' offsets are set here")
+    b = _codes(b)
+    n = b.shape[0]
+    if k > n:
+        raise ValueError(f"knn: k = {k} is more than the {n} rows of b")
+    queries = _queries(a)
+    # The results' dtype and order, and the options' errors, from a call on one row.
+    probe_d, _ = _tb.knn(_probe(a), np.zeros((1, b.shape[1]), b.dtype), min(k, 1), **options)
+    largest = _largest(options.get("op", "hamming_cdist"), options.get("largest"),
+                       options.get("dtype"))
+    offsets = _offsets(b.chunks[0])
+    blocks = [b.blocks[j, 0] for j in range(len(b.chunks[0]))]
+    part = dask.delayed(_part, pure=True)
+    merge = dask.delayed(_merge, pure=True)
+    dists, idxs = [], []
+    for qa, rows in queries:
+        level = [part(qa, blk, k, off, options)
+                 for blk, off, m in zip(blocks, offsets, b.chunks[0]) if m > 0]
+        while len(level) > 1:
+            level = [merge(level[i:i + split_every], k, largest)
+                     for i in range(0, len(level), split_every)]
+        if not level:
+            level = [dask.delayed(lambda r: (np.zeros((r, 0), probe_d.dtype),
+                                             np.zeros((r, 0), np.int64)))(rows)]
+        top = level[0]
+        dists.append(da.from_delayed(top[0], (rows, k), probe_d.dtype))
+        idxs.append(da.from_delayed(top[1], (rows, k), np.int64))
+    return da.concatenate(dists, axis=0), da.concatenate(idxs, axis=0)
+
+
+def _range_part(a, b, threshold, offset, options):
+    lims, values, indices = _tb.range_search(np.asarray(a), np.asarray(b), threshold, **options)
+    return lims, values, indices + offset
+
+
+def _range_join(parts, rows):
+    """Each row's hits of every part, in the parts' order (ascending indices)."""
+    lims = np.zeros(rows + 1, np.int64)
+    for lp, _, _ in parts:
+        lims[1:] += np.diff(lp)
+    np.cumsum(lims, out=lims)
+    values = [np.empty(0, parts[0][1].dtype)] if parts else [np.empty(0, np.uint32)]
+    order = []
+    for r in range(rows):
+        for lp, vp, ip in parts:
+            order.append((vp[lp[r]:lp[r + 1]], ip[lp[r]:lp[r + 1]]))
+    values = np.concatenate([v for v, _ in order] or values)
+    indices = np.concatenate([i for _, i in order] or [np.empty(0, np.int64)])
+    return lims, values, indices
+
+
+def range_search(a, b, threshold, **options):
+    """Every row of ``b`` within ``threshold`` of each row of ``a``, as lazy dask arrays.
+
+    ``b`` and ``a`` as :func:`knn` takes them; ``options`` as :func:`tensorbits.range_search`
+    takes them. Returns ``(lims, values, indices)``: ``lims`` ``[M + 1]``, the others of a length
+    known once computed, equal to :func:`tensorbits.range_search` on the whole arrays.
+    """
+    b = _codes(b)
+    queries = _queries(a)
+    _, probe_v, _ = _tb.range_search(_probe(a), np.zeros((1, b.shape[1]), b.dtype), threshold,
+                                     **options)
+    offsets = _offsets(b.chunks[0])
+    blocks = [b.blocks[j, 0] for j in range(len(b.chunks[0]))]
+    part = dask.delayed(_range_part, pure=True)
+    join = dask.delayed(_range_join, pure=True)
+    pieces = []
+    for qa, rows in queries:
+        parts = [part(qa, blk, threshold, off, options)
+                 for blk, off, m in zip(blocks, offsets, b.chunks[0]) if m > 0]
+        pieces.append((join(parts, rows), rows))
+    # One list of hits: each query chunk's lims continue from the hits before it.
+    total = dask.delayed(_range_concat, pure=True)([p for p, _ in pieces])
+    m = sum(r for _, r in pieces)
+    lims = da.from_delayed(total[0], (m + 1,), np.int64)
+    values = da.from_delayed(total[1], (np.nan,), probe_v.dtype)
+    indices = da.from_delayed(total[2], (np.nan,), np.int64)
+    return lims, values, indices
+
+
+def _range_concat(pieces):
+    lims, values, indices = [np.zeros(1, np.int64)], [], []
+    at = 0
+    for lp, vp, ip in pieces:
+        lims.append(lp[1:] + at)
+        at += int(lp[-1])
+        values.append(vp)
+        indices.append(ip)
+    return (np.concatenate(lims), np.concatenate(values) if values else np.empty(0),
+            np.concatenate(indices) if indices else np.empty(0, np.int64))

@@ -1,0 +1,143 @@
+"""tensorbits.dask on a dask.distributed LocalCluster of two worker processes: knn and range
+search over chunked codes equal the single-process results bit for bit, ties included, for any
+chunking (one chunk, uneven chunks, chunks narrower than k), largest-first ops, chunked queries;
+a worker that dies mid-compute gives the same answer after dask's retry, never a partial one."""
+import os
+
+import numpy as np
+import pytest
+
+import tensorbits as tb
+
+
+def _require(module):
+    """dask, which CI installs (TENSORBITS_REQUIRE_DASK=1 makes its absence a failure)."""
+    try:
+        return __import__(module, fromlist=["_"])
+    except ImportError:
+        if os.environ.get("TENSORBITS_REQUIRE_DASK") == "1":
+            pytest.fail(f"TENSORBITS_REQUIRE_DASK=1 but {module} is not installed")
+        pytest.skip(f"{module} is not installed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = _require("dask.distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def tbd():
+    _require("dask.array")
+    import tensorbits.dask as tbd
+
+    return tbd
+
+
+def _tied(rng, rows):
+    """32-bit codes with few bits set: their distances tie constantly."""
+    x = rng.integers(0, 2**32, (rows, 1), dtype=np.uint32)
+    return x & rng.integers(0, 2**32, (rows, 1), dtype=np.uint32) & rng.integers(
+        0, 2**32, (rows, 1), dtype=np.uint32)
+
+
+@pytest.mark.parametrize("chunks", [(2000,), (7, 993, 1000), (1,) * 5 + (1995,), (333,) * 6 + (2,)])
+@pytest.mark.parametrize("k", [1, 10, 400])
+def test_knn_equals_the_whole_knn(client, tbd, chunks, k):
+    import dask.array as da
+
+    rng = np.random.default_rng(sum(chunks) + k + len(chunks))
+    q, db = _tied(rng, 9), _tied(rng, 2000)
+    want = tb.knn(q, db, k)
+    b = da.from_array(db, chunks=(chunks, 1))
+    d, i = tbd.knn(q, b, k, split_every=3)
+    got = client.compute([d, i], sync=True)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[0].dtype == want[0].dtype and got[1].dtype == np.int64
+
+
+def test_largest_first_ops_and_chunked_queries(client, tbd):
+    import dask.array as da
+
+    rng = np.random.default_rng(8)
+    q = rng.integers(0, 256, (50, 4), dtype=np.uint8)
+    db = rng.integers(0, 256, (3000, 4), dtype=np.uint8)
+    for kw in ({"op": "binary_dot"}, {"largest": True}, {"bits": 27, "bitorder": "little"}):
+        want = tb.knn(q, db, 25, **kw)
+        d, i = tbd.knn(da.from_array(q, chunks=(17, 2)), da.from_array(db, chunks=(700, 4)),
+                       25, **kw)
+        got = client.compute([d, i], sync=True)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_range_search_equals_the_whole_search(client, tbd):
+    import dask.array as da
+
+    rng = np.random.default_rng(9)
+    q = rng.integers(0, 256, (20, 8), dtype=np.uint8)
+    db = rng.integers(0, 256, (5000, 8), dtype=np.uint8)
+    for t, kw in ((26, {}), (10, {"op": "binary_dot"})):
+        want = tb.range_search(q, db, t, **kw)
+        parts = tbd.range_search(da.from_array(q, chunks=(6, 8)),
+                                 da.from_array(db, chunks=((1, 999, 4000), 8)), t, **kw)
+        got = client.compute(list(parts), sync=True)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+            assert g.dtype == w.dtype
+
+
+def _die_once(block, marker):
+    """A chunk's codes, read by a worker that dies the first time it reads them."""
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return block
+
+
+def test_a_worker_that_dies_is_retried_not_skipped(client, tbd, tmp_path):
+    import dask
+    import dask.array as da
+
+    rng = np.random.default_rng(10)
+    q, db = _tied(rng, 5), _tied(rng, 900)
+    want = tb.knn(q, db, 30)
+    marker = str(tmp_path / "died")
+    pieces = [da.from_array(db[:300], chunks=(300, 1)),
+              da.from_delayed(dask.delayed(_die_once)(db[300:600], marker), (300, 1), db.dtype),
+              da.from_array(db[600:], chunks=(300, 1))]
+    d, i = tbd.knn(q, da.concatenate(pieces), 30)
+    got = client.compute([d, i], sync=True)
+    assert os.path.exists(marker), "the worker did not die: the test tests nothing"
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_bad_calls_raise_before_any_work(tbd):
+    import dask.array as da
+
+    b = da.zeros((100, 4), dtype=np.uint8, chunks=(30, 4))
+    q = np.zeros((2, 4), np.uint8)
+    with pytest.raises(ValueError, match="k = 101"):
+        tbd.knn(q, b, 101)
+    with pytest.raises(TypeError, match="dask array"):
+        tbd.knn(q, np.zeros((100, 4), np.uint8), 3)
+    with pytest.raises(TypeError):
+        tbd.knn(q, b.astype(np.uint16), 3)
+    with pytest.raises(ValueError, match="split_every"):
+        tbd.knn(q, b, 3, split_every=1)
+    with pytest.raises(TypeError, match="id_offset"):
+        tbd.knn(q, b, 3, id_offset=5)
+
+
+def test_the_module_examples_run(tbd):
+    import doctest
+
+    result = doctest.testmod(tbd, extraglobs={"np": np}, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0, result
