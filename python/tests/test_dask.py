@@ -141,3 +141,23 @@ def test_the_module_examples_run(tbd):
 
     result = doctest.testmod(tbd, extraglobs={"np": np}, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0, result
+
+
+def test_the_readme_snippet_runs_on_a_stack_of_npy_shards(tbd, tmp_path, monkeypatch):
+    import pathlib
+
+    import dask.array as da
+
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("### Past one machine: Dask", 1)[1]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    rng = np.random.default_rng(12)
+    codes = rng.integers(0, 256, (1000, 32), dtype=np.uint8)
+    da.to_npy_stack(str(tmp_path / "codes"), da.from_array(codes, chunks=(300, 32)))
+    queries = rng.integers(0, 256, (6, 32), dtype=np.uint8)
+    monkeypatch.chdir(tmp_path)
+    scope = {"queries": queries}
+    exec(compile(block, "README.md", "exec"), scope)
+    want = tb.knn(queries, codes, 10)
+    np.testing.assert_array_equal(scope["distances"], want[0])
+    np.testing.assert_array_equal(scope["indices"], want[1])
