@@ -404,6 +404,60 @@ fn the_gpu_finds_the_cpus_hits() {
                     op.name()
                 );
             }
+            // Rows read through strides are refused, not misread.
+            let strided = tensorbits::GpuRegion {
+                buffer: &bb,
+                offset: 0,
+                desc: TensorDesc::new(DataType::U8, &[n / 2, k])
+                    .unwrap()
+                    .with_strides(&[2 * k, 1])
+                    .unwrap(),
+            };
+            let e = g
+                .range_search(ham, &Call::default(), [&ra, &strided], 3.0, DataType::U32)
+                .unwrap_err();
+            assert!(matches!(e, Error::GpuUnsupported { .. }), "{e}");
         }
+    }
+}
+
+/// Valid bits leave counts a call never reaches, whose values wrapped to the output type could
+/// pass the threshold: the limit must come from exact values.
+#[test]
+fn thresholds_at_the_output_types_edge_with_valid_bits() {
+    let k = 8192usize;
+    let ones = |n: usize| -> Vec<u8> {
+        let mut row = vec![0u8; k];
+        for bit in 0..n {
+            row[bit / 8] |= 0x80 >> (bit % 8);
+        }
+        row
+    };
+    let a = vec![0u8; k];
+    // Distances over the first 65,535 bits: 65,535, 65,534, 0, 40,000 and 1.
+    let b: Vec<u8> = [65_535, 65_534, 0, 40_000, 1]
+        .iter()
+        .flat_map(|&n| ones(n))
+        .collect();
+    let ham = <ops::HammingCdist as Op>::INFO;
+    let call = Call {
+        bits: Some(65_535),
+        ..Call::default()
+    };
+    for t in [65_535.0, 65_534.5, 40_000.0, 2.0] {
+        check(ham, &call, (1, 5, k), &a, &b, DataType::U16, t, false);
+    }
+    // BINARY_DOT over 32,767 bits in i16: values from -32,767 to 32,767.
+    let dot = <ops::BinaryDot as Op>::INFO;
+    let call = Call {
+        bits: Some(32_767),
+        ..Call::default()
+    };
+    let b: Vec<u8> = [32_767, 16_384, 16_383, 0, 20_000]
+        .iter()
+        .flat_map(|&n| ones(n))
+        .collect();
+    for t in [0.0, 1.0, -32_767.0, 32_767.0, -1.5] {
+        check(dot, &call, (1, 5, k), &a, &b, DataType::I16, t, true);
     }
 }

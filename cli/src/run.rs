@@ -214,7 +214,8 @@ pub fn range(a: RangeArgs) -> Result<(), Fail> {
     let prefix = a.output.clone().into_os_string();
     if prefix.to_string_lossy().ends_with(".npy") {
         return Err(Fail::input(format!(
-            "-o takes a prefix, not a file: range writes three arrays, {p}_lims.npy,              {p}_values.npy and {p}_indices.npy",
+            "-o takes a prefix, not a file: range writes three arrays, {p}_lims.npy, \
+             {p}_values.npy and {p}_indices.npy",
             p = a.output.display()
         )));
     }
@@ -555,6 +556,12 @@ pub fn knn(a: KnnArgs) -> Result<(), Fail> {
         .nth(1)
         .copied()
         .unwrap_or(1);
+    if a.id_offset > i64::MAX as u64 - (rows_b as u64).saturating_sub(1) {
+        return Err(Fail::input(format!(
+            "--id-offset {} takes the indices past int64",
+            a.id_offset
+        )));
+    }
     let work = (arrays[0].bytes.len() as u128).saturating_mul(rows_b as u128);
     let (mut dist, mut idx) = match &device(a.device, work)? {
         None => {
@@ -605,13 +612,6 @@ pub fn knn(a: KnnArgs) -> Result<(), Fail> {
     idx.truncate(id.total_bytes());
     dist.truncate(dd.total_bytes());
     if a.id_offset > 0 {
-        let last = (rows_b as u64).saturating_sub(1);
-        if a.id_offset > i64::MAX as u64 - last {
-            return Err(Fail::input(format!(
-                "--id-offset {} takes the indices past int64",
-                a.id_offset
-            )));
-        }
         for c in idx.chunks_exact_mut(8) {
             let v = i64::from_le_bytes(c.try_into().unwrap_or([0; 8])) + a.id_offset as i64;
             c.copy_from_slice(&v.to_le_bytes());

@@ -1085,7 +1085,7 @@ fn usage_mistakes_are_one_line_errors() {
     // No subcommand: one line naming the subcommands, not a screen of help on stderr.
     let line = one_clean_error_line(&bin().output().unwrap(), 2);
     assert!(
-        line.contains("run, knn, binarize, ops, devices, bench"),
+        line.contains("run, knn, range, merge, binarize, ops, devices, bench"),
         "{line}"
     );
     for level in ["", "FL_", "DML_FEATURE_LEVEL_", "fl_", " "] {

@@ -492,6 +492,13 @@ pub(crate) fn merge_topk<'py>(
     largest: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let value_err = pyo3::exceptions::PyValueError::new_err;
+    if values.len() != indices.len() {
+        return Err(value_err(format!(
+            "merge_topk: {} arrays of values and {} of indices; each part is a pair",
+            values.len(),
+            indices.len()
+        )));
+    }
     let mut parts = Vec::with_capacity(values.len());
     let mut dtype = None;
     let mut rows = None;
@@ -529,7 +536,8 @@ pub(crate) fn merge_topk<'py>(
         let (vb, ib) = unsafe { (pv.slice(), pi.slice()) };
         parts.push(tensorbits::TopkPart {
             values: vb,
-            indices: bytemuck::cast_slice(ib),
+            // Aligned (numpy's flag), except that numpy marks an empty array aligned anywhere.
+            indices: bytemuck::try_cast_slice(ib).unwrap_or(&[]),
             width: pv.shape[1] as usize,
         });
     }

@@ -920,11 +920,11 @@ def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="bi
     k = _count(k, "k")
     id_offset = _count(id_offset, "id_offset")
     if id_offset:
-        d, i = knn(a, b, k, op=op, largest=largest, bits=bits, bitorder=bitorder, dtype=dtype,
-                   device=device, level=level)
         # The rows of b are below N: the last index, N - 1 + id_offset, must fit an int64.
         if id_offset > 2**63 - 1 - max(_rows(b) - 1, 0):
             raise ValueError(f"id_offset = {id_offset} takes the indices past int64")
+        d, i = knn(a, b, k, op=op, largest=largest, bits=bits, bitorder=bitorder, dtype=dtype,
+                   device=device, level=level)
         i += id_offset
         return d, i
     if not isinstance(op, str):
@@ -1120,7 +1120,8 @@ def _rows(b):
 def merge_topk(parts, k, *, largest=None):
     k = _count(k, "k")
     largest = False if largest is None else _flag(largest, "largest")
-    if isinstance(parts, tuple) and len(parts) == 2 and not isinstance(parts[0], tuple):
+    if (isinstance(parts, tuple) and len(parts) == 2
+            and all(hasattr(x, "shape") or hasattr(x, "__dlpack__") for x in parts)):
         raise TypeError("parts: expected a sequence of (values, indices) pairs, got one pair; "
                         "wrap it in a list")
     values, indices, wrap = [], [], None

@@ -148,20 +148,18 @@ def _range_part(a, b, threshold, offset, options):
     return lims, values, indices + offset
 
 
-def _range_join(parts, rows):
+def _range_join(parts, rows, dtype):
     """Each row's hits of every part, in the parts' order (ascending indices)."""
-    lims = np.zeros(rows + 1, np.int64)
-    for lp, _, _ in parts:
-        lims[1:] += np.diff(lp)
-    np.cumsum(lims, out=lims)
-    values = [np.empty(0, parts[0][1].dtype)] if parts else [np.empty(0, np.uint32)]
-    order = []
-    for r in range(rows):
-        for lp, vp, ip in parts:
-            order.append((vp[lp[r]:lp[r + 1]], ip[lp[r]:lp[r + 1]]))
-    values = np.concatenate([v for v, _ in order] or values)
-    indices = np.concatenate([i for _, i in order] or [np.empty(0, np.int64)])
-    return lims, values, indices
+    if not parts:
+        return np.zeros(rows + 1, np.int64), np.empty(0, dtype), np.empty(0, np.int64)
+    counts = sum(np.diff(lp) for lp, _, _ in parts)
+    lims = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    # Each hit's row; a stable sort by row keeps the parts' order within a row.
+    row_of = np.concatenate([np.repeat(np.arange(rows), np.diff(lp)) for lp, _, _ in parts])
+    order = np.argsort(row_of, kind="stable")
+    values = np.concatenate([vp for _, vp, _ in parts])[order]
+    indices = np.concatenate([ip for _, _, ip in parts])[order]
+    return lims, values.astype(dtype, copy=False), indices
 
 
 def range_search(a, b, threshold, **options):
@@ -183,9 +181,9 @@ def range_search(a, b, threshold, **options):
     for qa, rows in queries:
         parts = [part(qa, blk, threshold, off, options)
                  for blk, off, m in zip(blocks, offsets, b.chunks[0]) if m > 0]
-        pieces.append((join(parts, rows), rows))
+        pieces.append((join(parts, rows, probe_v.dtype), rows))
     # One list of hits: each query chunk's lims continue from the hits before it.
-    total = dask.delayed(_range_concat, pure=True)([p for p, _ in pieces])
+    total = dask.delayed(_range_concat, pure=True)([p for p, _ in pieces], probe_v.dtype)
     m = sum(r for _, r in pieces)
     lims = da.from_delayed(total[0], (m + 1,), np.int64)
     values = da.from_delayed(total[1], (np.nan,), probe_v.dtype)
@@ -193,13 +191,13 @@ def range_search(a, b, threshold, **options):
     return lims, values, indices
 
 
-def _range_concat(pieces):
-    lims, values, indices = [np.zeros(1, np.int64)], [], []
+def _range_concat(pieces, dtype):
+    lims, values, indices = [np.zeros(1, np.int64)], [np.empty(0, dtype)], []
     at = 0
     for lp, vp, ip in pieces:
         lims.append(lp[1:] + at)
         at += int(lp[-1])
         values.append(vp)
         indices.append(ip)
-    return (np.concatenate(lims), np.concatenate(values) if values else np.empty(0),
+    return (np.concatenate(lims), np.concatenate(values),
             np.concatenate(indices) if indices else np.empty(0, np.int64))

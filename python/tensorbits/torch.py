@@ -323,6 +323,8 @@ def _merge_topk():
     name = "merge_topk"
 
     def impl(values, indices, k, largest=None):
+        if len(values) != len(indices):
+            raise ValueError(f"tensorbits.{name}: {len(values)} values and {len(indices)} indices")
         parts = [(_host(v, "values", name), _host(i, "indices", name))
                  for v, i in zip(values, indices)]
         d, i = _tb.merge_topk(parts, k, largest=largest)

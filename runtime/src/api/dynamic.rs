@@ -506,10 +506,10 @@ pub fn range_search(
     }
     drop(hits.keys);
     Ok(RangeResult {
-        lims: hits.lims.iter().map(|&l| l as i64).collect(),
+        lims: hits.lims.into_iter().map(|l| l as i64).collect(),
         values,
         value_type: out_dtype,
-        indices: hits.indices.iter().map(|&i| i as i64).collect(),
+        indices: hits.indices.into_iter().map(|i| i as i64).collect(),
     })
 }
 

@@ -530,8 +530,8 @@ pub fn range_new<T: Element, D: Element>(
         }
     });
     Ok(RangeHits {
-        lims: hits.lims.iter().map(|&l| l as usize).collect(),
+        lims: hits.lims.into_iter().map(|l| l as usize).collect(),
         values,
-        indices: hits.indices.iter().map(|&i| i as i64).collect(),
+        indices: hits.indices.into_iter().map(|i| i as i64).collect(),
     })
 }

@@ -28,18 +28,14 @@ pub(crate) fn key_limit(plan: &Plan, threshold: f64, largest: bool) -> u64 {
     // For an integer v: v < t exactly when v < ceil(t), and v >= t exactly when v >= ceil(t).
     // The conversion saturates: infinities go past every value.
     let bound = threshold.ceil() as i128;
-    let bits = plan.out_dtype.size() * 8;
+    // The exact value of a count, never wrapped to the output type: the keys past the counts a
+    // call can reach (valid bits, an expression that counts zeros) then keep the values monotone,
+    // where wrapped ones could pass the threshold and mislead the bisection.
     let value = |key: u64| -> i128 {
-        let v = plan.knn_value(key);
-        let v = if bits >= 64 {
-            v
-        } else {
-            v & ((1u64 << bits) - 1)
-        };
-        match plan.out_dtype.is_signed() && bits < 64 {
-            true => i128::from(((v << (64 - bits)) as i64) >> (64 - bits)),
-            false if plan.out_dtype.is_signed() => i128::from(v as i64),
-            false => i128::from(v),
+        let count = i128::from(plan.knn_key(key));
+        match plan.epilogue {
+            Some(e) => i128::from(e.offset as i64) + i128::from(e.scale as i64) * count,
+            None => count,
         }
     };
     let hit = |key: u64| match largest {
@@ -88,9 +84,10 @@ pub(crate) fn range(
     };
     // Many rows: each task takes some rows against all of `b`. Few: each takes a range of `b`
     // for all rows, and a row's hits are the ranges' in order.
-    let (rows_per, cols_per) = match s.m >= threads {
-        true => (s.m.div_ceil(threads * 4).max(1), s.n),
-        false => (s.m, s.n.div_ceil(threads).next_multiple_of(8)),
+    let (rows_per, cols_per) = match (threads, s.m >= threads) {
+        (1, _) => (s.m, s.n),
+        (_, true) => (s.m.div_ceil(threads * 4).max(1), s.n),
+        (_, false) => (s.m, s.n.div_ceil(threads).next_multiple_of(8)),
     };
     let row_parts = s.m.div_ceil(rows_per);
     let col_parts = s.n.div_ceil(cols_per);
@@ -100,16 +97,13 @@ pub(crate) fn range(
         let cols = (j0, (j0 + cols_per).min(s.n));
         scan(plan, &s, &bt, rows, cols, limit, pair)
     });
-    let parts = parts.into_iter().collect::<Result<Vec<Hits>>>()?;
-    let total: usize = parts.iter().map(|p| p.indices.len()).sum();
-    let bytes = total.saturating_mul(16);
-    for v in [&mut hits.keys, &mut hits.indices] {
-        v.try_reserve_exact(total)
-            .map_err(|_| Error::AllocationFailed {
-                tensor: "range_search hits".to_owned(),
-                bytes,
-            })?;
+    let mut parts = parts.into_iter().collect::<Result<Vec<Hits>>>()?;
+    if parts.len() == 1 {
+        return Ok(parts.pop().unwrap_or(hits));
     }
+    let total: usize = parts.iter().map(|p| p.indices.len()).sum();
+    hits.keys = reserve(total)?;
+    hits.indices = reserve(total)?;
     for rp in 0..row_parts {
         let i0 = rp * rows_per;
         for r in i0..(i0 + rows_per).min(s.m) {
@@ -125,6 +119,8 @@ pub(crate) fn range(
 }
 
 /// Rows `i0..i1` of `a` against rows `j0..j1` of `b`: their hits, with `lims` from row `i0`.
+/// Tiles of `b` in the outer loop, each packed once for all the rows (as knn's tasks take them);
+/// each row keeps its own list, which the tiles extend in index order.
 fn scan(
     plan: &Plan,
     s: &Shape,
@@ -134,52 +130,66 @@ fn scan(
     limit: u64,
     pair: PairRef<'_>,
 ) -> Result<Hits> {
-    let mut out = Hits {
-        lims: vec![0; i1 - i0 + 1],
-        keys: Vec::new(),
-        indices: Vec::new(),
-    };
     let mut full = false;
-    // Row by row of `a` in blocks of MB, so that a row's hits come out in index order: each
-    // block's rows keep their own lists until its last tile of `b`.
     let nb = if i1 - i0 <= MB { 8 * NB } else { NB };
     let mut tile = vec![0u64; MB * nb];
     let mut pbuf = Vec::new();
-    let mut lists: Vec<Vec<(u64, u64)>> = vec![Vec::new(); MB];
-    for r0 in (i0..i1).step_by(MB) {
-        let ni = (i1 - r0).min(MB);
-        for jb in (j0..j1).step_by(nb) {
-            let nj = (j1 - jb).min(nb);
-            let packed = packed_for(bt, s, (jb, nj), &mut pbuf);
+    let mut lists: Vec<Vec<(u64, u64)>> = vec![Vec::new(); i1 - i0];
+    // Bytes the lists hold, checked against the memory the machine can give as they grow.
+    let mut held = 0usize;
+    for jb in (j0..j1).step_by(nb) {
+        let nj = (j1 - jb).min(nb);
+        let packed = packed_for(bt, s, (jb, nj), &mut pbuf);
+        for r0 in (i0..i1).step_by(MB) {
+            let ni = (i1 - r0).min(MB);
             let t = task(how(plan), s, bt, (r0, ni), (jb, nj), packed);
             (pair.run)(&t, &mut PairOut::tile(&mut tile[..ni * nj], nj));
-            for (r, list) in lists.iter_mut().enumerate().take(ni) {
+            for (r, list) in lists[r0 - i0..r0 - i0 + ni].iter_mut().enumerate() {
                 let row = &tile[r * nj..(r + 1) * nj];
+                let before = list.capacity();
                 push_hits(plan, row, jb, limit, list, &mut full);
+                held += (list.capacity() - before) * size_of::<(u64, u64)>();
             }
-        }
-        for (r, list) in lists.iter_mut().enumerate().take(ni) {
-            if !full && out.keys.try_reserve(list.len()).is_err() {
-                full = true;
+            if full
+                || (held >= HELD_CHECK
+                    && crate::alloc::check_allocation(held, "range_search hits").is_err())
+            {
+                return Err(Error::AllocationFailed {
+                    tensor: "range_search hits".to_owned(),
+                    bytes: held,
+                });
             }
-            if !full && out.indices.try_reserve(list.len()).is_err() {
-                full = true;
-            }
-            if !full {
-                out.keys.extend(list.iter().map(|h| h.0));
-                out.indices.extend(list.iter().map(|h| h.1));
-            }
-            list.clear();
-            out.lims[r0 - i0 + r + 1] = out.keys.len() as u64;
-        }
-        if full {
-            return Err(Error::AllocationFailed {
-                tensor: "range_search hits".to_owned(),
-                bytes: out.keys.len().saturating_mul(32),
-            });
         }
     }
+    let total: usize = lists.iter().map(Vec::len).sum();
+    let mut out = Hits {
+        lims: Vec::with_capacity(i1 - i0 + 1),
+        keys: reserve(total)?,
+        indices: reserve(total)?,
+    };
+    out.lims.push(0);
+    for list in lists {
+        out.keys.extend(list.iter().map(|h| h.0));
+        out.indices.extend(list.iter().map(|h| h.1));
+        out.lims.push(out.keys.len() as u64);
+    }
     Ok(out)
+}
+
+/// Lists of hits past this many bytes are checked against the memory the machine can give.
+const HELD_CHECK: usize = 64 << 20;
+
+/// An empty vector with room for `n` hits, or the error that says the memory cannot be had.
+fn reserve(n: usize) -> Result<Vec<u64>> {
+    let bytes = n.saturating_mul(8);
+    crate::alloc::check_allocation(bytes, "range_search hits")?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::AllocationFailed {
+            tensor: "range_search hits".to_owned(),
+            bytes,
+        })?;
+    Ok(v)
 }
 
 /// The hits of one tile row (results of rows `j0..` of `b`) onto `list`, as `(key, index)`.

@@ -140,10 +140,19 @@ impl GpuExecutor {
             value_type: out_dtype,
             indices: Vec::new(),
         };
-        // The tiles hold the op's values in its 32-bit type.
-        let tile_type = op
-            .output_types()
-            .and_then(|t| t.iter().copied().find(|t| t.size() == 4))
+        if inputs.iter().any(|r| !r.desc.is_packed()) {
+            return Err(Error::GpuUnsupported {
+                what: "range search on the GPU reads packed [M, K] and [N, K] codes".to_owned(),
+            });
+        }
+        // The tiles hold the op's values in its 32-bit type, of the results' signedness where
+        // the op has one.
+        let types = op.output_types().unwrap_or(&[]);
+        let tile_type = types
+            .iter()
+            .copied()
+            .find(|t| t.size() == 4 && t.is_signed() == out_dtype.is_signed())
+            .or_else(|| types.iter().copied().find(|t| t.size() == 4))
             .ok_or_else(|| Error::GpuUnsupported {
                 what: format!(
                     "{}: range search on the GPU needs a 32-bit output type of the op",
@@ -156,10 +165,12 @@ impl GpuExecutor {
         if m == 0 || n == 0 {
             return Ok(result);
         }
-        // Tiles of `mt` rows of `a` by `nt` of `b`, whole blocks of `b` where there are several.
+        // Tiles of `mt` rows of `a` by `nt` of `b`, near square (each tile costs a few round
+        // trips to the host), whole blocks of `b` where there are several.
         let budget = TILE_BYTES.min(self.limits.max_binding) / 4;
         let block = u64::from(BLOCK);
-        let mt = (budget / block).min(m as u64).max(1) as usize;
+        let side = (budget.isqrt() / block * block).max(block);
+        let mt = (budget / side.min(n as u64).max(1)).min(m as u64).max(1) as usize;
         let nt = match (n as u64) <= budget / mt as u64 {
             true => n,
             false => ((budget / mt as u64) / block * block).max(block) as usize,
@@ -179,10 +190,10 @@ impl GpuExecutor {
         let fill_p = self.pipeline(&INFO, fill_k, 2)?;
         let tile = self.storage_buffer("tensorbits range tile", mt * nt.min(n) * 4, &[])?;
         let in_type = inputs[0].desc.data_type();
-        // Each part of a row's hits, by its tile of `b`: (indices, values) per row of the tile.
         for i0 in (0..m).step_by(mt) {
             let rows = mt.min(m - i0);
-            let mut parts: Vec<Vec<(Vec<i64>, Vec<u32>)>> = Vec::new();
+            // Each row's hits, (indices, values), which the tiles of `b` extend in index order.
+            let mut found: Vec<(Vec<i64>, Vec<u32>)> = vec![(Vec::new(), Vec::new()); rows];
             for j0 in (0..n).step_by(nt) {
                 let cols = nt.min(n - j0);
                 let a = GpuRegion {
@@ -253,7 +264,6 @@ impl GpuExecutor {
                     total += u64::from(c);
                 }
                 offsets.push(total);
-                let mut part: Vec<(Vec<i64>, Vec<u32>)> = vec![(Vec::new(), Vec::new()); rows];
                 if total > 0 {
                     let offs: Vec<u32> = offsets.iter().map(|&o| split::word(o)).collect();
                     if total > u64::from(u32::MAX) {
@@ -298,7 +308,7 @@ impl GpuExecutor {
                         }
                         first = end;
                     }
-                    for (r, row) in part.iter_mut().enumerate() {
+                    for (r, row) in found.iter_mut().enumerate() {
                         let (from, to) = (
                             offsets[r * blocks] as usize,
                             offsets[(r + 1) * blocks] as usize,
@@ -309,15 +319,11 @@ impl GpuExecutor {
                         }
                     }
                 }
-                parts.push(part);
             }
-            for r in 0..rows {
-                for part in &parts {
-                    let (idx, vals) = &part[r];
-                    result.indices.extend_from_slice(idx);
-                    for &v in vals {
-                        convert(v, tile_type, out_dtype, &mut result.values);
-                    }
+            for (r, (idx, vals)) in found.into_iter().enumerate() {
+                result.indices.extend_from_slice(&idx);
+                for v in vals {
+                    convert(v, tile_type, out_dtype, &mut result.values);
                 }
                 result.lims[i0 + r + 1] = result.indices.len() as i64;
             }
