@@ -1991,6 +1991,23 @@ fn every_instruction_set_writes_the_same_files() {
                 .map(str::to_owned)
                 .to_vec(),
         );
+        // Range search at a radius near a code's expected distance: a few hits a row.
+        let radius = (bytes * 4 - bytes / 2).to_string();
+        for (q, b) in [(&q40, &db), (&q20, &small)] {
+            calls.push(
+                [
+                    "range",
+                    q.as_str(),
+                    b.as_str(),
+                    "-t",
+                    &radius,
+                    "-o",
+                    "PREFIX",
+                ]
+                .map(str::to_owned)
+                .to_vec(),
+            );
+        }
     }
     for op in ["xor", "popcount", "xor_reduce"] {
         let mut c = vec!["run".to_owned(), op.to_owned(), s(&long)];
@@ -2012,6 +2029,7 @@ fn every_instruction_set_writes_the_same_files() {
                 .iter()
                 .map(|a| match a.as_str() {
                     "OUT" => s(&o),
+                    "PREFIX" => s(&f(&format!("r{i}"))),
                     "IDX" => s(&idx),
                     "DIST" => s(&dist),
                     _ => a.clone(),
@@ -2028,7 +2046,8 @@ fn every_instruction_set_writes_the_same_files() {
                 "{var:?} {args:?}: {}",
                 String::from_utf8_lossy(&r.stderr)
             );
-            for path in [&o, &idx, &dist] {
+            let hits = ["lims", "values", "indices"].map(|p| f(&format!("r{i}_{p}.npy")));
+            for path in [&o, &idx, &dist].into_iter().chain(&hits) {
                 if let Ok(b) = std::fs::read(path) {
                     all.push(b);
                     std::fs::remove_file(path).unwrap();
@@ -2038,9 +2057,10 @@ fn every_instruction_set_writes_the_same_files() {
         all
     };
     let reference = outputs(None);
+    let count = |name: &str| calls.iter().filter(|c| c[0] == name).count();
     assert_eq!(
         reference.len(),
-        calls.len() + calls.iter().filter(|c| c[0] == "knn").count()
+        calls.len() + count("knn") + 2 * count("range")
     );
     for asked in &LEVELS[..top] {
         let got = outputs(Some(asked));

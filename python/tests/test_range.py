@@ -162,3 +162,28 @@ def test_the_gpu_finds_the_cpus_hits(gpu):
             np.testing.assert_array_equal(x, y)
     with pytest.raises(ValueError, match="device"):
         tb.range_search(a, b, 3, device="tpu")
+
+
+def test_hamming_radius_equals_faiss_range_search():
+    """FAISS, a peer for tests (CI installs it: TENSORBITS_REQUIRE_FAISS=1)."""
+    import os
+
+    try:
+        import faiss
+    except ImportError:
+        if os.environ.get("TENSORBITS_REQUIRE_FAISS") == "1":
+            pytest.fail("TENSORBITS_REQUIRE_FAISS=1 but faiss is not installed")
+        pytest.skip("faiss is not installed")
+    rng = np.random.default_rng(17)
+    for m, n, k in [(5, 10_000, 8), (40, 20_000, 32), (1, 50_000, 16), (3, 1000, 4), (7, 3000, 128)]:
+        a = rng.integers(0, 256, (m, k), dtype=np.uint8)
+        b = rng.integers(0, 256, (n, k), dtype=np.uint8)
+        b[:m] = a ^ (rng.random((m, k)) < 0.05).astype(np.uint8)
+        index = faiss.IndexBinaryFlat(8 * k)
+        index.add(b)
+        for radius in [0, 1, 2 * k, 4 * k - k // 2, 4 * k, 8 * k + 1]:
+            fl, fd, fi = index.range_search(a, radius)
+            lims, values, indices = tb.range_search(a, b, radius)
+            np.testing.assert_array_equal(lims, fl.astype(np.int64))
+            np.testing.assert_array_equal(indices, fi)
+            np.testing.assert_array_equal(values.astype(np.int64), fd.astype(np.int64))
