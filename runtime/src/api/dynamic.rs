@@ -354,6 +354,42 @@ pub fn execute_in_buffer(
     cpu::execute(&plan, &srcs, out, &ks.kernels())
 }
 
+/// The descriptions of knn's and range search's inputs, which never run in place: an
+/// `Input::Output` is the op's in-place error.
+fn query_descs<'a>(op: &OpInfo, inputs: &[Input<'a>]) -> Result<Vec<&'a TensorDesc>> {
+    inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| match input {
+            Input::Bytes(d, _) => Ok(*d),
+            Input::Output => Err(check_in_place(op, i)
+                .err()
+                .unwrap_or(Error::InPlaceNotAllowed {
+                    op: op.name(),
+                    tensor: op.tensor_name(i),
+                    allowed: "no input".to_owned(),
+                })),
+        })
+        .collect()
+}
+
+/// The buffers of inputs [`query_descs`] accepted, each checked against its description and
+/// cut to the bytes it spans.
+fn query_buffers<'a>(op: &OpInfo, inputs: &[Input<'a>]) -> Result<Vec<InputBuffer<'a>>> {
+    let mut bufs = Vec::with_capacity(inputs.len());
+    for (i, input) in inputs.iter().enumerate() {
+        if let Input::Bytes(d, b) = input {
+            let place = Place::Slice {
+                addr: b.as_ptr() as usize,
+                len: b.len(),
+            };
+            let (_, end) = check_place(d, OpTensor(op, i), place)?;
+            bufs.push(InputBuffer::Bytes(&b[..end as usize]));
+        }
+    }
+    Ok(bufs)
+}
+
 /// For each row of `a` (`inputs[0]`, `[..., M, K]`), the `k` rows of `b` (`inputs[1]`,
 /// `[..., N, K]`) nearest under a pairwise sum op such as HAMMING_CDIST: their distances (ascending,
 /// ties by the lower row index) into `distances` and their row indices into `indices` (`i64`),
@@ -369,36 +405,10 @@ pub fn knn(
 ) -> Result<()> {
     let (dist_desc, dist_out) = distances;
     let (idx_desc, idx_out) = indices;
-    let mut srcs = Vec::with_capacity(inputs.len());
-    let mut descs = Vec::with_capacity(inputs.len());
-    for (i, input) in inputs.iter().enumerate() {
-        match input {
-            Input::Bytes(d, b) => {
-                descs.push(*d);
-                srcs.push((i, *d, *b));
-            }
-            Input::Output => {
-                return Err(check_in_place(op, i)
-                    .err()
-                    .unwrap_or(Error::InPlaceNotAllowed {
-                        op: op.name(),
-                        tensor: op.tensor_name(i),
-                        allowed: "no input".to_owned(),
-                    }));
-            }
-        }
-    }
+    let descs = query_descs(op, inputs)?;
     let plan = validate::validate_knn(op, call, &descs, k, dist_desc.data_type())?;
     crate::validate::reduce::check_knn_outputs(op, &plan, dist_desc, idx_desc)?;
-    let mut bufs = Vec::with_capacity(2);
-    for (i, d, b) in srcs {
-        let place = Place::Slice {
-            addr: b.as_ptr() as usize,
-            len: b.len(),
-        };
-        let (_, end) = check_place(d, OpTensor(op, i), place)?;
-        bufs.push(InputBuffer::Bytes(&b[..end as usize]));
-    }
+    let bufs = query_buffers(op, inputs)?;
     for (name, d, b) in [
         ("distances", dist_desc, &*dist_out),
         ("indices", idx_desc, &*idx_out),
@@ -464,33 +474,9 @@ pub fn range_search(
     threshold: f64,
     out_dtype: crate::DataType,
 ) -> Result<RangeResult> {
-    let mut srcs = Vec::with_capacity(inputs.len());
-    let mut descs = Vec::with_capacity(inputs.len());
-    for (i, input) in inputs.iter().enumerate() {
-        match input {
-            Input::Bytes(d, b) => {
-                descs.push(*d);
-                srcs.push((i, *d, *b));
-            }
-            Input::Output => {
-                return Err(Error::InPlaceNotAllowed {
-                    op: op.name(),
-                    tensor: op.tensor_name(i),
-                    allowed: "no input".to_owned(),
-                });
-            }
-        }
-    }
+    let descs = query_descs(op, inputs)?;
     let plan = range_plan(op, call, &descs, threshold, out_dtype)?;
-    let mut bufs = Vec::with_capacity(2);
-    for (i, d, b) in srcs {
-        let place = Place::Slice {
-            addr: b.as_ptr() as usize,
-            len: b.len(),
-        };
-        let (_, end) = check_place(d, OpTensor(op, i), place)?;
-        bufs.push(InputBuffer::Bytes(&b[..end as usize]));
-    }
+    let bufs = query_buffers(op, inputs)?;
     let ks = op_kernels(op, &plan)?;
     let hits = range_hits(op, call, &plan, &bufs, &ks.kernels(), threshold)?;
     let es = out_dtype.size();
