@@ -314,8 +314,59 @@ pub struct HammingCdist;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct BinaryDot;
 
+/// Tanimoto (Jaccard) similarity of two fingerprints: the bits set in both over the bits set in
+/// either, `|a & b| / |a | b|`, each result the exact fraction rounded once (0 / 0 is 0, as RDKit
+/// gives for two empty fingerprints). knn returns the most similar first and ranks the exact
+/// fractions; range search keeps the rows at least the threshold.
+///
+/// ```
+/// use tensorbits::{Options, Tensor, ops::Tanimoto};
+/// let a = Tensor::from_vec(vec![0b1111_0000u8], &[1, 1])?;
+/// let b = Tensor::from_vec(vec![0b1111_0000u8, 0b1100_0000, 0b0011_1100, 0], &[4, 1])?;
+/// assert_eq!(Tanimoto::run(&a, &b)?.data(), &[1.0f32, 0.5, 2.0 / 6.0, 0.0]);
+/// let (s, idx) = Tanimoto::knn(&a, &b, 2)?;
+/// assert_eq!((s.data(), idx.data()), (&[1.0f32, 0.5][..], &[0i64, 1][..]));
+/// let hits = Tanimoto::range_search(&a, &b, 0.5)?;
+/// assert_eq!(hits.row(0).1, &[0i64, 1][..]);
+/// # Ok::<(), tensorbits::Error>(())
+/// ```
+#[bitwise_op(
+    name = "TANIMOTO",
+    inputs = [a, b],
+    compute = (a & b).count_ones() / (a | b).count_ones(),
+    reduce = sum,
+    pairwise,
+    nearest = largest,
+    support(EXT = [u8, u16, u32, u64]),
+    output = [f32, f64],
+)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Tanimoto;
+
+/// Dice similarity of two fingerprints: twice the bits set in both over the bits set in each,
+/// `2 |a & b| / (|a| + |b|)`, each result the exact fraction rounded once (0 / 0 is 0).
+///
+/// ```
+/// use tensorbits::{Tensor, ops::Dice};
+/// let a = Tensor::from_vec(vec![0b1111_0000u8], &[1, 1])?;
+/// let b = Tensor::from_vec(vec![0b1100_0000u8, 0b0011_1100], &[2, 1])?;
+/// assert_eq!(Dice::run(&a, &b)?.data(), &[4.0f32 / 6.0, 0.5]);
+/// # Ok::<(), tensorbits::Error>(())
+/// ```
+#[bitwise_op(
+    name = "DICE",
+    inputs = [a, b],
+    compute = 2 * (a & b).count_ones() / (a.count_ones() + b.count_ones()),
+    reduce = sum,
+    pairwise,
+    support(EXT = [u8, u16, u32, u64]),
+    output = [f32, f64],
+)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Dice;
+
 /// The standard ops: DirectML's seven, in its order, then the reductions.
-pub const ALL: [&OpInfo; 14] = [
+pub const ALL: [&OpInfo; 16] = [
     <BitAnd as crate::Op>::INFO,
     <BitOr as crate::Op>::INFO,
     <BitXor as crate::Op>::INFO,
@@ -330,11 +381,13 @@ pub const ALL: [&OpInfo; 14] = [
     <HammingDistance as crate::Op>::INFO,
     <HammingCdist as crate::Op>::INFO,
     <BinaryDot as crate::Op>::INFO,
+    <Tanimoto as crate::Op>::INFO,
+    <Dice as crate::Op>::INFO,
 ];
 
 /// The names each standard op answers to, beside its DirectML name and struct name; the short name
 /// first. The one list that [`find`], [`aliases`] and the command-line tool use.
-const ALIASES: [&[&str]; 14] = [
+const ALIASES: [&[&str]; 16] = [
     &["and", "BitwiseAnd", "bitwise_and", "LogicalAnd"],
     &["or", "BitwiseOr", "bitwise_or", "LogicalOr"],
     &["xor", "BitwiseXor", "bitwise_xor", "LogicalXor"],
@@ -366,6 +419,8 @@ const ALIASES: [&[&str]; 14] = [
     &["hamming", "hamming_distance"],
     &["hamming_cdist", "cdist", "hammings"],
     &["binary_dot", "xnor_dot"],
+    &["tanimoto", "jaccard"],
+    &["dice"],
 ];
 
 /// Uppercase, without a `DML_` prefix, an `_OPERATOR_DESC` suffix or underscores, so that

@@ -2,7 +2,7 @@
 //! machine, GPU or not. A shader that fails here cannot land.
 
 use tensorbits::__private::Layout;
-use tensorbits::{Op, OpInfo, bitwise_op};
+use tensorbits::{DataType, Op, OpInfo, bitwise_op};
 
 #[bitwise_op(
     name = "BIT_SELECT",
@@ -89,7 +89,12 @@ fn every_type_has_a_kernel_for_each_layout_it_needs() {
             (Some(_), true) => vec![Layout::Pairwise],
         };
         for &t in op.all_types() {
-            for o in op.output_types().map_or(vec![t], |o| o.to_vec()) {
+            // A ratio op's kernels count `a & b`.
+            let outs = match op.ratio() {
+                Some(_) => vec![DataType::U32, DataType::U64],
+                None => op.output_types().map_or(vec![t], |o| o.to_vec()),
+            };
+            for o in outs {
                 for &layout in &layouts {
                     assert!(
                         op.gpu_kernels()

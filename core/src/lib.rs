@@ -508,6 +508,92 @@ impl Affine {
     }
 }
 
+/// One side of a ratio op's `compute` (section 13 of the design), summed over a row: `constant`
+/// per element, `bits` per valid bit (`W`), and multiples of the row's counts `|a|`, `|b|` and
+/// `|a & b|`. Every count of a function of two bits is such a sum: over the `W` valid bits,
+/// `f(a, b).count_ones()` is `f(0,0) W + (f(1,0) - f(0,0)) |a| + (f(0,1) - f(0,0)) |b| +
+/// (f(1,1) - f(1,0) - f(0,1) + f(0,0)) |a & b|`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Counts {
+    /// The multiple of the row's elements.
+    pub constant: i64,
+    /// The multiple of the row's valid bits.
+    pub bits: i64,
+    /// The multiple of `|a|`.
+    pub a: i64,
+    /// The multiple of `|b|`.
+    pub b: i64,
+    /// The multiple of `|a & b|`.
+    pub both: i64,
+}
+
+impl Counts {
+    /// `scale` times the count of the function whose truth table is `table` (bit `2 * x + y` its
+    /// value on a bit `x` of `a` and `y` of `b`).
+    pub const fn of_table(table: u8, scale: i64) -> Counts {
+        let (f00, f01) = ((table & 1) as i64, ((table >> 1) & 1) as i64);
+        let (f10, f11) = (((table >> 2) & 1) as i64, ((table >> 3) & 1) as i64);
+        Counts {
+            constant: 0,
+            bits: scale * f00,
+            a: scale * (f10 - f00),
+            b: scale * (f01 - f00),
+            both: scale * (f11 - f10 - f01 + f00),
+        }
+    }
+
+    /// The sum of two sides' terms.
+    pub const fn plus(self, o: Counts) -> Counts {
+        Counts {
+            constant: self.constant + o.constant,
+            bits: self.bits + o.bits,
+            a: self.a + o.a,
+            b: self.b + o.b,
+            both: self.both + o.both,
+        }
+    }
+
+    /// The value over a row of `elements` elements and `w` valid bits, with counts `a`, `b` and
+    /// `both`.
+    #[inline(always)]
+    pub const fn at(&self, elements: u64, w: u64, a: u64, b: u64, both: u64) -> i128 {
+        self.constant as i128 * elements as i128
+            + self.bits as i128 * w as i128
+            + self.a as i128 * a as i128
+            + self.b as i128 * b as i128
+            + self.both as i128 * both as i128
+    }
+
+    /// The largest magnitude of the value over every row of `elements` elements and `w` valid
+    /// bits: the value is linear in how many bits are one in `a` alone, in `b` alone and in both,
+    /// so its extremes are where all the bits are of one kind.
+    pub const fn max_abs(&self, elements: u64, w: u64) -> u128 {
+        let corners = [(0, 0, 0), (w, 0, 0), (0, w, 0), (w, w, w)];
+        let mut max = 0u128;
+        let mut c = 0;
+        while c < corners.len() {
+            let (a, b, both) = corners[c];
+            let v = self.at(elements, w, a, b, both).unsigned_abs();
+            if v > max {
+                max = v;
+            }
+            c += 1;
+        }
+        max
+    }
+}
+
+/// A ratio op's `compute`, `num / den`: Tanimoto is `|a & b| / |a | b|`, that is
+/// `{ both: 1 } / { a: 1, b: 1, both: -1 }`. Results are the exact rational, rounded once to the
+/// output type; `0 / 0` is 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Ratio {
+    /// The numerator.
+    pub num: Counts,
+    /// The denominator.
+    pub den: Counts,
+}
+
 /// Which values knn returns first: the smallest (distances) or the largest (similarities, such as
 /// agreement counts and dot products).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -94,6 +94,9 @@ pub fn render(m: &Model, type_name: &str) -> String {
 "
         ));
     }
+    if m.ratio.is_some() {
+        s.push_str("- **Ratio**: each result is the exact fraction of the two sums, rounded once to the output type (0 / 0 is 0); knn ranks and range search compares the exact fractions\n");
+    }
     if let Some(out) = &m.output {
         let names: Vec<&str> = out.iter().map(|t| t.name()).collect();
         s.push_str(&format!(

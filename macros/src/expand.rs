@@ -205,6 +205,17 @@ fn parts(
         }
         None => quote!(::core::option::Option::None),
     };
+    let ratio = match m.ratio {
+        Some(r) => {
+            let side = |c: tensorbits_core::Counts| {
+                let (k, w, a, b, n) = (c.constant, c.bits, c.a, c.b, c.both);
+                quote!(::tensorbits::Counts { constant: #k, bits: #w, a: #a, b: #b, both: #n })
+            };
+            let (num, den) = (side(r.num), side(r.den));
+            quote!(::core::option::Option::Some(::tensorbits::Ratio { num: #num, den: #den }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let nearest = format_ident!("{}", format!("{:?}", m.nearest));
     // A sum whose count is bit-local can ignore padding bits: zeroed, each adds a known amount.
     let zeros = [8, 16, 32, 64].map(|w| m.compute.zero_bits(w));
@@ -231,6 +242,7 @@ fn parts(
             axes: #axes,
             pairwise: #pairwise,
             affine: #affine,
+            ratio: #ratio,
             nearest: ::tensorbits::Nearest::#nearest,
             zeros: #zeros,
             cpu: #cpu,

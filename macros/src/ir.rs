@@ -6,7 +6,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::spanned::Spanned;
 use syn::{BinOp as SynBin, Expr as SynExpr, Ident, UnOp};
-use tensorbits_core::Affine;
+use tensorbits_core::{Affine, Counts};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinOp {
@@ -129,6 +129,100 @@ pub fn lower(
         Const::Bits => (0, c0_sign),
     };
     Some((x, Some((affine(lit, bits, scale_sign * scale), at))))
+}
+
+const RATIO: &str = "a ratio `compute` is `N / D`, each side a sum of bit counts of the two inputs' \
+bits and integer constants, such as `(a & b).count_ones() / (a | b).count_ones()` or \
+`2 * (a & b).count_ones() / (a.count_ones() + b.count_ones())`";
+
+/// The parts of a ratio `compute` (`N / D` at its top): the division's span and both sides.
+pub fn ratio_sides(e: &SynExpr) -> Option<(Span, &SynExpr, &SynExpr)> {
+    match strip(e) {
+        SynExpr::Binary(b) if matches!(b.op, SynBin::Div(_)) => {
+            Some((b.op.span(), &*b.left, &*b.right))
+        }
+        _ => None,
+    }
+}
+
+/// Lowers one side of a ratio: a sum of terms `C * X.count_ones()`, `X.count_ones()`, integer
+/// literals and `BITS`, each `X` a function of the two inputs' bits (`&`, `|`, `^`, `!`), into
+/// its multiples of the row's counts.
+pub fn lower_counts(
+    e: &SynExpr,
+    inputs: &[Ident],
+    used: &mut [bool],
+    cx: &mut Ctxt,
+) -> Option<Counts> {
+    let e = strip(e);
+    if let SynExpr::Binary(b) = e
+        && matches!(b.op, SynBin::Add(_) | SynBin::Sub(_))
+    {
+        let l = lower_counts(&b.left, inputs, used, cx);
+        let r = lower_counts(&b.right, inputs, used, cx);
+        let r = match b.op {
+            SynBin::Sub(_) => r.map(|r| scaled(r, -1)),
+            _ => r,
+        };
+        return Some(l?.plus(r?));
+    }
+    if let SynExpr::Unary(u) = e
+        && matches!(u.op, UnOp::Neg(_))
+        && !matches!(strip(&u.expr), SynExpr::Lit(_))
+    {
+        return lower_counts(&u.expr, inputs, used, cx).map(|c| scaled(c, -1));
+    }
+    match term(e, cx)? {
+        Term::Const(Const::Lit(v)) => Some(Counts {
+            constant: v,
+            ..Counts::default()
+        }),
+        Term::Const(Const::Bits) => Some(Counts {
+            bits: 1,
+            ..Counts::default()
+        }),
+        Term::Count(scale, x) => {
+            let c = lower_inner(x, inputs, used, cx, true)?;
+            match c.truth_table() {
+                Some(t) if inputs.len() == 2 => Some(Counts::of_table(t, scale)),
+                _ => {
+                    cx.error(
+                        x,
+                        format!("this count is not of a function of the two inputs' bits; {RATIO}"),
+                    );
+                    None
+                }
+            }
+        }
+        Term::Other => {
+            cx.error(
+                e,
+                format!("each side of a ratio is a sum of bit counts; {RATIO}"),
+            );
+            // Report what else is wrong inside it, as a count would be.
+            None
+        }
+    }
+}
+
+fn scaled(c: Counts, k: i64) -> Counts {
+    Counts {
+        constant: c.constant * k,
+        bits: c.bits * k,
+        a: c.a * k,
+        b: c.b * k,
+        both: c.both * k,
+    }
+}
+
+/// What a ratio op's kernels compute: `(a & b).count_ones()`, with the rows' counts, all a ratio
+/// of counts of two inputs needs.
+pub fn ratio_kernel_expr() -> Expr {
+    Expr::CountOnes(Box::new(Expr::Bin(
+        BinOp::And,
+        Box::new(Expr::Input(0)),
+        Box::new(Expr::Input(1)),
+    )))
 }
 
 fn affine(constant: i64, bits: i64, scale: i64) -> Affine {

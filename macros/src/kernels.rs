@@ -181,7 +181,11 @@ pub fn gpu_kernels(m: &Model) -> TokenStream {
     let mut entries = Vec::new();
     for t in m.all_types() {
         let class = WordClass::of(t, signed);
-        let outs = m.output.clone().unwrap_or_else(|| vec![t]);
+        // A ratio op's shaders count `a & b` (its results come from those counts).
+        let outs = match m.ratio {
+            Some(_) => vec![DataType::U32, DataType::U64],
+            None => m.output.clone().unwrap_or_else(|| vec![t]),
+        };
         for o in outs {
             let kind = KernelKind {
                 class,

@@ -8,7 +8,7 @@ use proc_macro2::Span;
 use std::collections::BTreeMap;
 use syn::{Expr, Ident};
 use tensorbits_core::{
-    Affine, BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK, Nearest, ReduceOp,
+    Affine, BroadcastMode, DataType, FeatureLevel, MAX_INPUTS, MAX_RANK, Nearest, Ratio, ReduceOp,
 };
 
 /// A checked spec.
@@ -31,6 +31,8 @@ pub struct Model {
     pub pairwise: bool,
     /// For an affine `compute`: the function of the count that `compute` holds.
     pub affine: Option<Affine>,
+    /// For a ratio `compute` (`N / D`): the ratio; `compute` is then what the kernels count.
+    pub ratio: Option<Ratio>,
     /// Which values knn returns first.
     pub nearest: Nearest,
 }
@@ -78,10 +80,22 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
         .map(|l| check_inputs(l, spec.pairwise.is_some(), cx))
         .unwrap_or_default();
     let mut used = vec![false; inputs.len()];
-    let lowered = spec
-        .compute
-        .as_ref()
-        .and_then(|e| ir::lower(e, &inputs, &mut used, cx));
+    // A ratio `N / D`: its kernels count `a & b`, and the ratio comes from that and the rows'
+    // counts.
+    let sides = spec.compute.as_ref().and_then(ir::ratio_sides);
+    let mut ratio = None;
+    let lowered = match sides {
+        Some((at, n, d)) => {
+            let num = ir::lower_counts(n, &inputs, &mut used, cx);
+            let den = ir::lower_counts(d, &inputs, &mut used, cx);
+            ratio = num.zip(den).map(|(num, den)| (Ratio { num, den }, at));
+            ratio.map(|_| (ir::ratio_kernel_expr(), None))
+        }
+        None => spec
+            .compute
+            .as_ref()
+            .and_then(|e| ir::lower(e, &inputs, &mut used, cx)),
+    };
     let affine = lowered.as_ref().and_then(|l| l.1);
     let compute = lowered.map(|l| l.0);
     // The arity is the number of inputs: one that `compute` never reads is a mistake.
@@ -119,6 +133,9 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
         Some(Vec::new())
     } else if spec.broadcast.is_none() && !missing("broadcast") {
         None // written, and its error reported
+    } else if sides.is_some() && spec.broadcast.is_none() {
+        // A ratio needs `pairwise` (its error says so), not a broadcast.
+        Some(Vec::new())
     } else {
         check_broadcast(
             spec.broadcast.as_ref(),
@@ -135,11 +152,17 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
     let is_count = compute.as_ref().is_some_and(ir::Expr::is_count);
     let output = if spec.output.is_none() && !missing("output") {
         None // written, and its error reported
+    } else if sides.is_some() {
+        check_ratio(spec, sides.map(|s| s.0), cx)
     } else {
         check_output(spec.output.as_ref(), is_count, compute.is_some(), cx)
     };
     check_affine(spec, affine, output.as_deref(), cx);
-    let nearest = check_nearest(spec, cx);
+    let nearest = match (&spec.nearest, sides) {
+        // A ratio is a similarity: the largest first, unless the spec says.
+        (None, Some(_)) => Nearest::Largest,
+        _ => check_nearest(spec, cx),
+    };
     let in_place = spec
         .in_place
         .as_ref()
@@ -154,7 +177,7 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
         compute.as_ref().map(ir::Expr::is_count),
         ranks,
         support.as_deref(),
-        output.as_deref(),
+        output.as_deref().filter(|_| sides.is_none()),
         cx,
     );
     let compute_text = spec
@@ -188,8 +211,44 @@ pub fn check(spec: &Spec, struct_name: &Ident, cx: &mut Ctxt) -> Option<Model> {
         axes: reduce.and_then(|r| r.1),
         pairwise,
         affine: affine.map(|a| a.0),
+        ratio: ratio.map(|r| r.0),
         nearest,
     })
+}
+
+/// A ratio `compute` (`N / D`, at `at`): a pairwise sum, whose results are fractions (`f32` or
+/// `f64`, both by default). Returns the output types.
+fn check_ratio(spec: &Spec, at: Option<Span>, cx: &mut Ctxt) -> Option<Vec<DataType>> {
+    let at = at.unwrap_or_else(Span::call_site);
+    if spec.pairwise.is_none() {
+        cx.error_at(
+            at,
+            "a ratio `compute` (`N / D`) compares the rows of two inputs: add `pairwise` and `reduce = sum`",
+        );
+    }
+    let Some(l) = &spec.output else {
+        return Some(vec![DataType::F32, DataType::F64]);
+    };
+    if l.items.is_empty() {
+        cx.error_at(l.span, "`output` must list at least one type");
+    }
+    let mut out = Vec::new();
+    for id in &l.items {
+        let Some(t) = parse_type(id, cx) else {
+            continue;
+        };
+        if !matches!(t, DataType::F32 | DataType::F64) {
+            cx.error(
+                id,
+                format!("a ratio's results are fractions, which `{t}` cannot hold: its outputs are f32 and f64, each rounded once from the exact value"),
+            );
+        } else if out.contains(&t) {
+            cx.error(id, format!("output type `{t}` is listed twice"));
+        } else {
+            out.push(t);
+        }
+    }
+    Some(out)
 }
 
 /// The reduction keys: `reduce`, `axes`, `pairwise`. Returns the reduction and its default axes.

@@ -149,37 +149,44 @@ pub(crate) fn hamming_cdist<'py>(
     pair_front(py, &OP, "hamming_cdist", a, b, k)
 }
 
-/// `tensorbits.binary_dot` (its docstring is the Python layer's).
-#[pyfunction]
-#[pyo3(
-    signature = (a, b, /, *, bits=Given(None), bitorder=Given(None), dtype=Given(None),
-                 out=Given(None), device=Given(None), level=Given(None)),
-    text_signature = "(a, b, /, *, bits=None, bitorder='big', dtype=None, out=None, \
-                      device='auto', level=None)"
-)]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn binary_dot<'py>(
-    py: Python<'py>,
-    a: &Bound<'py, PyAny>,
-    b: &Bound<'py, PyAny>,
-    bits: Given<'py>,
-    bitorder: Given<'py>,
-    dtype: Given<'py>,
-    out: Given<'py>,
-    device: Given<'py>,
-    level: Given<'py>,
-) -> PyResult<Bound<'py, PyAny>> {
-    static OP: OnceLock<usize> = OnceLock::new();
-    let k = PairKeywords {
-        out,
-        dtype,
-        device,
-        level,
-        bits,
-        bitorder,
-    };
-    pair_front(py, &OP, "binary_dot", a, b, k)
+/// The fronts of the pairwise similarities, each `tensorbits.<name>` (their docstrings are the
+/// Python layer's), with one signature.
+macro_rules! similarity_fronts {
+    ($($name:ident)*) => {$(
+        #[pyfunction]
+        #[pyo3(
+            signature = (a, b, /, *, bits=Given(None), bitorder=Given(None), dtype=Given(None),
+                         out=Given(None), device=Given(None), level=Given(None)),
+            text_signature = "(a, b, /, *, bits=None, bitorder='big', dtype=None, out=None, \
+                              device='auto', level=None)"
+        )]
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) fn $name<'py>(
+            py: Python<'py>,
+            a: &Bound<'py, PyAny>,
+            b: &Bound<'py, PyAny>,
+            bits: Given<'py>,
+            bitorder: Given<'py>,
+            dtype: Given<'py>,
+            out: Given<'py>,
+            device: Given<'py>,
+            level: Given<'py>,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            static OP: OnceLock<usize> = OnceLock::new();
+            let k = PairKeywords {
+                out,
+                dtype,
+                device,
+                level,
+                bits,
+                bitorder,
+            };
+            pair_front(py, &OP, stringify!($name), a, b, k)
+        }
+    )*};
 }
+
+similarity_fronts!(binary_dot tanimoto dice);
 
 /// A copy of the builtin `f` (one of this module's functions) with the docstring `doc` and the
 /// module name `module`: the Python layer writes the docstrings (with the paragraphs its

@@ -638,6 +638,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plain::merge_topk, m)?)?;
     m.add_function(wrap_pyfunction!(front::hamming_cdist, m)?)?;
     m.add_function(wrap_pyfunction!(front::binary_dot, m)?)?;
+    m.add_function(wrap_pyfunction!(front::tanimoto, m)?)?;
+    m.add_function(wrap_pyfunction!(front::dice, m)?)?;
     m.add_function(wrap_pyfunction!(front::with_doc, m)?)?;
     m.add_function(wrap_pyfunction!(op_index, m)?)?;
     m.add_function(wrap_pyfunction!(binary::binarize, m)?)?;

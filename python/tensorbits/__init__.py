@@ -57,6 +57,8 @@ __all__ = [
     "hamming_distance",
     "hamming_cdist",
     "binary_dot",
+    "tanimoto",
+    "dice",
     "knn",
     "merge_topk",
     "range_search",
@@ -796,9 +798,10 @@ _knn_plain = _native.knn_plain
 
 def _unsigned_codes(index, a, b):
     """int8 to int64 codes (sentence-transformers' ``precision="binary"`` is int8) as the unsigned
-    type of their width for an op that counts bits of unsigned codes only (``binary_dot``): the
+    type of their width for an op that counts bits of unsigned codes only (``binary_dot`` and the
+    similarities): the
     stored bits are the same, and only they count."""
-    if index != _op_index("binary_dot"):
+    if index not in (_op_index("binary_dot"), _op_index("tanimoto"), _op_index("dice")):
         return a, b
     def view(x):
         if isinstance(x, np.ndarray) and x.dtype.kind == "i":
@@ -915,6 +918,72 @@ binary_dot = _front(_native.binary_dot, "binary_dot", f"""Dot products of ±1 ve
     """.replace("{_CODES}", _CODES))
 
 
+_SIMILARITY = """Parameters
+    ----------
+    {_CODES}
+    <bits>
+    dtype : {{"float32", "float64"}}, optional
+        The result's dtype (default float32): the exact fraction rounded once to it.
+    out : ndarray or tensor, optional
+        Where to write the result, ``[..., M, N]`` of its dtype and any strides. It is returned.
+    <device>
+    <level>
+
+    Returns
+    -------
+    ndarray
+        ``[..., M, N]`` similarities from 0 to 1 (0 for two rows with no bits set, as RDKit
+        gives); ``out`` when given; a tensor of the input's type for ``__dlpack__`` inputs.
+
+    <raises>""".replace("{_CODES}", _CODES)
+
+
+tanimoto = _front(_native.tanimoto, "tanimoto", f"""Tanimoto (Jaccard) similarities of fingerprints, between the rows of ``a`` and the rows of ``b``.
+
+    The similarity of rows ``i`` and ``j`` is the number of bits set in both over the number set
+    in either, ``|a & b| / |a | b|``: RDKit's ``TanimotoSimilarity`` of two bit vectors, computed
+    as an exact fraction and rounded once. ``knn(..., op="tanimoto")`` ranks the exact fractions,
+    the most similar first, and ``range_search(..., op="tanimoto")`` keeps every row at least a
+    threshold, compared exactly.
+
+    {_SIMILARITY}
+
+    See Also
+    --------
+    dice : twice the shared bits over the bits of each.
+    knn : the ``k`` most similar rows of ``b``, with ``op="tanimoto"``.
+    range_search : every row at least a threshold, with ``op="tanimoto"``.
+
+    Examples
+    --------
+    >>> a = np.array([[0b11110000]], dtype=np.uint8)
+    >>> b = np.array([[0b11110000], [0b11000000], [0b00111100], [0]], dtype=np.uint8)
+    >>> tb.tanimoto(a, b)
+    array([[1.        , 0.5       , 0.33333334, 0.        ]], dtype=float32)
+    """)
+
+
+dice = _front(_native.dice, "dice", f"""Dice similarities of fingerprints, between the rows of ``a`` and the rows of ``b``.
+
+    The similarity of rows ``i`` and ``j`` is twice the number of bits set in both over the
+    numbers set in each, ``2 |a & b| / (|a| + |b|)``: RDKit's ``DiceSimilarity`` of two bit
+    vectors, computed as an exact fraction and rounded once.
+
+    {_SIMILARITY}
+
+    See Also
+    --------
+    tanimoto : the shared bits over the bits set in either.
+
+    Examples
+    --------
+    >>> a = np.array([[0b11110000]], dtype=np.uint8)
+    >>> b = np.array([[0b11000000], [0b00111100]], dtype=np.uint8)
+    >>> tb.dice(a, b)
+    array([[0.6666667, 0.5      ]], dtype=float32)
+    """)
+
+
 def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="big", dtype=None,
         device="auto", level=None, id_offset=0):
     k = _count(k, "k")
@@ -966,8 +1035,10 @@ _named(knn, "knn", f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamm
     k : int
         How many neighbours per row, from 0 to ``N``.
     op : str, default "hamming_cdist"
-        Any pairwise sum op by name: ``"hamming_cdist"`` (distances, smallest first) or
-        ``"binary_dot"`` (the dot products of ±1 vectors, largest first).
+        Any pairwise sum or ratio op by name: ``"hamming_cdist"`` (distances, smallest first),
+        ``"binary_dot"`` (the dot products of ±1 vectors, largest first), ``"tanimoto"`` or
+        ``"dice"`` (similarities of fingerprints, largest first, ranked by their exact
+        fractions).
     largest : bool, optional
         Return the largest values first (``True``) or the smallest (``False``); default: the
         op's own order.
@@ -1065,14 +1136,15 @@ _named(range_search, "range_search", f"""Every row of ``b`` within ``threshold``
     threshold : float
         The radius (hits below it) or, largest first, the least value of a hit.
     op : str, default "hamming_cdist"
-        Any pairwise sum op by name.
+        Any pairwise sum or ratio op by name, such as ``"binary_dot"`` or ``"tanimoto"``, whose
+        similarities pass at or above ``threshold``, compared as exact fractions.
     largest : bool, optional
         Rank the largest values first (hits at or above ``threshold``) or the smallest (hits
         below it); default: the op's own order.
     <bits>
-    dtype : {{"uint16", "uint32", "uint64", "int16", "int32", "int64"}}, optional
+    dtype : {{"uint16", "uint32", "uint64", "int16", "int32", "int64", "float32", "float64"}}, optional
         The values' dtype, one of the op's (default uint32 for distances, int32 for dot
-        products).
+        products, float32 for similarities).
     <device>
 
     Returns

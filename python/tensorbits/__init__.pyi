@@ -26,6 +26,8 @@ __all__ = [
     "hamming_distance",
     "hamming_cdist",
     "binary_dot",
+    "tanimoto",
+    "dice",
     "knn",
     "merge_topk",
     "range_search",
@@ -738,6 +740,110 @@ def binary_dot(
 ) -> _Out: ...
 @overload
 def binary_dot(
+    a: _Input,
+    b: _Input,
+    /,
+    *,
+    out: None = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+) -> Any: ...
+@overload
+def tanimoto(
+    a: NDArray[Any],
+    b: _ArrayLike,
+    /,
+    *,
+    out: None = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+) -> NDArray[Any]: ...
+@overload
+def tanimoto(
+    a: _Tensor,
+    b: _Input,
+    /,
+    *,
+    out: None = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+) -> _Tensor: ...
+@overload
+def tanimoto(
+    a: _Input,
+    b: _Input,
+    /,
+    *,
+    out: _Out,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+) -> _Out: ...
+@overload
+def tanimoto(
+    a: _Input,
+    b: _Input,
+    /,
+    *,
+    out: None = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+) -> Any: ...
+@overload
+def dice(
+    a: NDArray[Any],
+    b: _ArrayLike,
+    /,
+    *,
+    out: None = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+) -> NDArray[Any]: ...
+@overload
+def dice(
+    a: _Tensor,
+    b: _Input,
+    /,
+    *,
+    out: None = None,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+) -> _Tensor: ...
+@overload
+def dice(
+    a: _Input,
+    b: _Input,
+    /,
+    *,
+    out: _Out,
+    dtype: _DType | None = None,
+    device: _Device = "auto",
+    level: str | None = None,
+    bits: int | None = None,
+    bitorder: _BitOrder = "big",
+) -> _Out: ...
+@overload
+def dice(
     a: _Input,
     b: _Input,
     /,

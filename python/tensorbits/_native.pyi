@@ -15,6 +15,8 @@ __all__ = [
     "merge_topk",
     "hamming_cdist",
     "binary_dot",
+    "tanimoto",
+    "dice",
     "with_doc",
     "op_index",
     "binarize",
@@ -92,6 +94,30 @@ def hamming_cdist(
     bitorder: Any = "big",
 ) -> Any: ...
 def binary_dot(
+    a: Any,
+    b: Any,
+    /,
+    *,
+    bits: Any = None,
+    bitorder: Any = "big",
+    dtype: Any = None,
+    out: Any = None,
+    device: Any = "auto",
+    level: Any = None,
+) -> Any: ...
+def tanimoto(
+    a: Any,
+    b: Any,
+    /,
+    *,
+    bits: Any = None,
+    bitorder: Any = "big",
+    dtype: Any = None,
+    out: Any = None,
+    device: Any = "auto",
+    level: Any = None,
+) -> Any: ...
+def dice(
     a: Any,
     b: Any,
     /,

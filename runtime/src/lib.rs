@@ -28,6 +28,7 @@ mod gpu;
 mod level;
 mod op;
 mod pool;
+mod ratio;
 mod validate;
 
 pub use api::binarize::{Threshold, Thresholds, binarize, binarize_bytes, binarize_into};
@@ -53,8 +54,8 @@ pub use level::{Level, levels};
 #[cfg(feature = "ndarray")]
 pub use ndarray;
 pub use op::{
-    Affine, Axes, BitOrder, Broadcast, Call, InputBuffer, Nearest, Op, OpInfo, OutputType, Plan,
-    ReduceOp, SupportsType,
+    Affine, Axes, BitOrder, Broadcast, Call, Counts, InputBuffer, Nearest, Op, OpInfo, OutputType,
+    Plan, Ratio, ReduceOp, SupportsType,
 };
 pub use pool::{fork_generation, num_threads, set_num_threads};
 pub use tensorbits_core::{

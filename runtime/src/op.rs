@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::{BroadcastMode, DataType, Dims, FeatureLevel, MAX_INPUTS, MAX_RANK, SupportTable};
 
-pub use tensorbits_core::{Affine, BitOrder, Nearest, ReduceOp};
+pub use tensorbits_core::{Affine, BitOrder, Counts, Nearest, Ratio, ReduceOp};
 
 /// A broadcast mode with its parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -225,6 +225,8 @@ pub struct OpParts {
     pub axes: Option<&'static [i64]>,
     pub pairwise: bool,
     pub affine: Option<Affine>,
+    /// For a ratio op (`compute = N / D`): the ratio. Its kernels count `a & b`.
+    pub ratio: Option<Ratio>,
     pub nearest: Nearest,
     /// For a sum whose count is bit-local (no shifts): the bits of its expression at all-zero
     /// inputs at widths 8, 16, 32 and 64, what each zeroed padding bit adds to a count.
@@ -356,6 +358,12 @@ impl OpInfo {
     /// (a ^ b).count_ones()`): the function. `None` for a plain count.
     pub fn affine(&self) -> Option<Affine> {
         self.parts.affine
+    }
+
+    /// For a ratio op (`compute = N / D`, such as TANIMOTO): the ratio of sums of counts whose
+    /// exact value, rounded once to `f32` or `f64`, is each result.
+    pub fn ratio(&self) -> Option<Ratio> {
+        self.parts.ratio
     }
 
     /// Which values knn returns first when a call does not say.
@@ -637,6 +645,8 @@ pub struct Plan {
     pub(crate) flip: bool,
     /// For a call with valid bits whose last element holds padding: the bits to zero in it.
     pub(crate) pad: Option<Pad>,
+    /// For a ratio op: the ratio and the rows' elements and valid bits.
+    pub(crate) ratio: Option<crate::ratio::RatioPlan>,
 }
 
 /// The padding of a sum's rows under valid bits: the last element of each row (the reduced
@@ -702,6 +712,9 @@ impl Plan {
 
     /// The result of a count that knn selected by [`knn_key`](Self::knn_key).
     pub(crate) fn knn_value(&self, key: u64) -> u64 {
+        if let Some(r) = self.ratio {
+            return crate::ratio::key_result(key, r.largest, self.out_dtype);
+        }
         let count = self.knn_key(key);
         self.epilogue.map_or(count, |e| e.apply(count))
     }
@@ -733,6 +746,7 @@ impl Plan {
         max_count: 0,
         flip: false,
         pad: None,
+        ratio: None,
     };
 
     /// The input data type.
@@ -797,6 +811,7 @@ const NO_KERNELS: OpParts = OpParts {
     axes: None,
     pairwise: false,
     affine: None,
+    ratio: None,
     nearest: Nearest::Smallest,
     zeros: None,
     cpu: &[],

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 /// Modules in dependency order: each may use the ones before it, and itself.
 const ORDER: &[&str] = &[
-    "dims", "level", "error", "element", "alloc", "pool", "op", "validate", "cpu", "api", "gpu",
+    "dims", "level", "error", "element", "alloc", "pool", "ratio", "op", "validate", "cpu", "api",
+    "gpu",
 ];
 
 /// Inside `cpu/`, the same rule between its files: the tuned sizes and thresholds, the strategy
@@ -37,6 +38,7 @@ const CPU_ORDER: &[&str] = &[
     "select",
     "reduce",
     "pair",
+    "ratio",
     "knn",
     "range",
     "binarize",

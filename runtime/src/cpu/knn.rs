@@ -47,7 +47,7 @@ impl<'o> KnnOut<'o> {
     #[inline]
     fn put(&mut self, plan: &Plan, r: usize, list: &[(u64, u64)]) {
         let k = list.len();
-        let convert = plan.flip || plan.epilogue.is_some();
+        let convert = plan.flip || plan.epilogue.is_some() || plan.ratio.is_some();
         let dist = &mut self.dist[r * k * self.es..(r + 1) * k * self.es];
         let idx = &mut self.idx[r * k * 8..(r + 1) * k * 8];
         for (j, (&(key, index), i)) in list.iter().zip(idx.chunks_exact_mut(8)).enumerate() {
@@ -72,6 +72,18 @@ pub(crate) fn knn(
     let copies = super::walk::zeroed_padding(plan, inputs);
     let zeroed = copies.as_ref().map(|c| super::walk::with_copies(inputs, c));
     let inputs = zeroed.as_deref().unwrap_or(inputs);
+    let ratio_run = plan.ratio.map(|rp| {
+        move |t: &crate::op::PairTask<'_>, o: &mut PairOut<'_, '_>| {
+            super::ratio::tile(&rp, crate::ratio::Writes::Keys, pair, t, o)
+        }
+    });
+    let pair = match &ratio_run {
+        Some(run) => PairRef {
+            run,
+            wide: pair.wide,
+        },
+        None => pair,
+    };
     let s = shape(plan);
     let work = (s.m * s.n).saturating_mul(s.k.max(1)).saturating_mul(s.es);
     // The pool is asked for its size only when the work is large: a small call notices the lock.
@@ -90,7 +102,7 @@ pub(crate) fn knn(
             work,
             lookup: bt.pack && simd::tile_by_lookup(),
             b_fits_whole: fits_whole(&s),
-            selection_bytes: Selections::bytes(s.m, k, s.max_distance()),
+            selection_bytes: Selections::bytes(s.m, k, max_key(plan, &s)),
         };
         let KnnPlan { threads, split } = knn_plan(&knn_work, pool);
         let parallel = threads > 1;
@@ -192,6 +204,14 @@ thread_local! {
     static TILE: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
+/// The largest key a tile holds: a code's bits for a count, any for a ratio's keys.
+fn max_key(plan: &Plan, s: &Shape) -> u64 {
+    match plan.ratio {
+        Some(_) => u64::MAX,
+        None => s.max_distance(),
+    }
+}
+
 /// Rows `i0..i1` of `a` against rows `j0..j1` of `b`: each row's `k` (or `j1 - j0`, if fewer)
 /// smallest `(key, index)` to `emit`, with the row's index from `i0`, row after row.
 #[allow(clippy::too_many_arguments)]
@@ -205,14 +225,17 @@ fn select(
     pair: PairRef<'_>,
     emit: impl FnMut(usize, &[(u64, u64)]),
 ) {
-    let max_distance = s.max_distance();
+    let max_distance = max_key(plan, s);
     let mut sel = Selections::new(i1 - i0, k, max_distance);
     let mut tile = TILE.take();
     // Where the rows stream, distances of codes up to 8 KiB go through a tile of `u16`s, which the
     // streams write from their registers as they would a `uint16` output, and which the scan
     // compares sixteen to an instruction. The tiles of packed blocks, which would narrow from
     // memory, keep `u64`s.
-    if bt.streamed && max_distance.max(plan.max_count) <= u64::from(u16::MAX) {
+    if bt.streamed
+        && plan.ratio.is_none()
+        && max_distance.max(plan.max_count) <= u64::from(u16::MAX)
+    {
         select_in::<u16>(plan, s, bt, (i0, i1), (j0, j1), pair, &mut sel, &mut tile);
     } else {
         select_in::<u64>(plan, s, bt, (i0, i1), (j0, j1), pair, &mut sel, &mut tile);

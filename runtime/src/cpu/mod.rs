@@ -26,6 +26,7 @@ mod kernel;
 pub(crate) mod knn;
 pub(crate) mod pair;
 pub(crate) mod range;
+pub(crate) mod ratio;
 pub(crate) mod reduce;
 mod select;
 pub(crate) mod simd;
@@ -219,7 +220,20 @@ pub(crate) fn execute(
     let inputs = zeroed.as_deref().unwrap_or(inputs);
     match (plan.reduce, k.pair) {
         (None, _) => walk::run(plan, inputs, out, k.map),
-        (Some(_), Some(p)) if plan.pairwise => pair::run(plan, inputs, out, p)?,
+        (Some(_), Some(p)) if plan.pairwise => match plan.ratio {
+            Some(rp) => {
+                let writes = crate::ratio::Writes::Values(plan.out_dtype);
+                let run = |t: &crate::op::PairTask<'_>, o: &mut crate::op::PairOut<'_, '_>| {
+                    ratio::tile(&rp, writes, p, t, o)
+                };
+                let wrapped = pair::PairRef {
+                    run: &run,
+                    wide: p.wide,
+                };
+                pair::run(plan, inputs, out, wrapped)?
+            }
+            None => pair::run(plan, inputs, out, p)?,
+        },
         (Some(_), _) => reduce::run(plan, inputs, out, k.map, k.fold),
     }
     if let Some(e) = plan.epilogue {

@@ -173,7 +173,7 @@ pub fn pair_table(task: &PairTask<'_>, out: &mut PairOut<'_, '_>, t: u8) {
 }
 
 /// The ones in `bytes`.
-fn ones(bytes: &[u8]) -> i64 {
+pub(super) fn ones(bytes: &[u8]) -> i64 {
     let mut words = bytes.chunks_exact(8);
     let mut n: u64 = words
         .by_ref()

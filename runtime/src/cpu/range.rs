@@ -25,6 +25,10 @@ pub(crate) struct Hits {
 /// threshold's exact value. Keys rank results nearest first, so the keys that pass are those
 /// below the limit.
 pub(crate) fn key_limit(plan: &Plan, threshold: f64, largest: bool) -> u64 {
+    if let Some(rp) = plan.ratio {
+        let (num, den) = rp.bounds();
+        return crate::ratio::key_limit(threshold, rp.largest, num, den);
+    }
     // For an integer v: v < t exactly when v < ceil(t), and v >= t exactly when v >= ceil(t).
     // The conversion saturates: infinities go past every value.
     let bound = threshold.ceil() as i128;
@@ -65,6 +69,18 @@ pub(crate) fn range(
     let copies = super::walk::zeroed_padding(plan, inputs);
     let zeroed = copies.as_ref().map(|c| super::walk::with_copies(inputs, c));
     let inputs = zeroed.as_deref().unwrap_or(inputs);
+    let ratio_run = plan.ratio.map(|rp| {
+        move |t: &crate::op::PairTask<'_>, o: &mut PairOut<'_, '_>| {
+            super::ratio::tile(&rp, crate::ratio::Writes::Keys, pair, t, o)
+        }
+    });
+    let pair = match &ratio_run {
+        Some(run) => PairRef {
+            run,
+            wide: pair.wide,
+        },
+        None => pair,
+    };
     let s = shape(plan);
     let mut hits = Hits {
         lims: vec![0; s.m + 1],

@@ -63,6 +63,7 @@ impl GpuExecutor {
         output: &GpuRegion<'_>,
         encoder: Option<&mut wgpu::CommandEncoder>,
     ) -> Result<()> {
+        super::cpu_only(op)?;
         let descs: Vec<&TensorDesc> = inputs
             .iter()
             .map(|i| match i {

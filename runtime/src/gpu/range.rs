@@ -127,6 +127,7 @@ impl GpuExecutor {
         threshold: f64,
         out_dtype: DataType,
     ) -> Result<RangeResult> {
+        super::cpu_only(op)?;
         let descs = [&inputs[0].desc, &inputs[1].desc];
         range_plan(op, call, &descs, threshold, out_dtype)?;
         let (m, n, k) = (

@@ -6,6 +6,7 @@ use super::desc::TensorDesc;
 use super::{broadcast_shape, check_broadcast, check_inputs};
 use crate::error::{Error, Result, ShapeText};
 use crate::op::{Affine, Call, Epilogue, OpInfo, Pad, Plan, ReduceOp};
+use crate::ratio::RatioPlan;
 use crate::{DataType, Dims, MAX_INPUTS, MAX_RANK};
 
 /// The plan of a call of a reduction or pairwise op, with `output` checked when the caller gives
@@ -212,6 +213,9 @@ pub(crate) fn check_sum(
     let bits = dtype.bits();
     let whole = count as u128 * u128::from(bits);
     let valid_bits = valid_bits(op, call, dtype, count)?;
+    if let Some(ratio) = op.ratio() {
+        return ratio_sum(op, ratio, (count, bits), valid_bits, call.bits);
+    }
     // With valid bits, the sum runs over the elements that hold them; its count also holds what
     // the zeroed padding of the last one adds, which the epilogue takes off.
     let (count, valid, extra) = match valid_bits {
@@ -239,9 +243,78 @@ pub(crate) fn check_sum(
             epilogue,
             max_count,
             valid: valid_bits.map(|(elements, pad, _)| (elements, pad)),
+            ratio: None,
         });
     }
     Err(sum_error(op, out_dtype, (count, bits), (lo, hi), fits))
+}
+
+/// [`check_sum`] for a ratio op: the kernels count `a & b` over the elements that hold the
+/// valid bits (zeroed past them, which adds nothing to those counts), and both sums are exact in
+/// `f64`'s 53 bits.
+fn ratio_sum(
+    op: &OpInfo,
+    ratio: crate::Ratio,
+    (count, bits): (usize, u32),
+    valid_bits: Option<(usize, Option<Pad>, u64)>,
+    call_bits: Option<usize>,
+) -> Result<Sum> {
+    let (elements, valid) = match (valid_bits, call_bits) {
+        (Some((elements, _, _)), Some(d)) => (elements, d as u128),
+        _ => (count, count as u128 * u128::from(bits)),
+    };
+    let rp = RatioPlan {
+        ratio,
+        elements: elements as u64,
+        bits: u64::try_from(valid).unwrap_or(u64::MAX),
+        largest: false,
+    };
+    let (num, den) = rp.bounds();
+    if num.max(den) >= 1 << 53 {
+        return Err(Error::BadArgument {
+            op: op.name(),
+            reason: format!(
+                "rows of {valid} valid bits give sums of up to {} in `{}`, past the 2^53 that its results are exact to",
+                num.max(den),
+                op.compute()
+            ),
+        });
+    }
+    Ok(Sum {
+        epilogue: None,
+        max_count: elements as u64 * u64::from(bits),
+        valid: valid_bits.map(|(elements, pad, _)| (elements, pad)),
+        ratio: Some(rp),
+    })
+}
+
+/// The checks a ratio op's knn and range search add: their keys order the exact fractions where
+/// `|N| * |D|` stays below 2^50, and an `f32` result comes from the key where both are below 2^24.
+pub(crate) fn check_ratio_keys(op: &OpInfo, plan: &Plan) -> Result<()> {
+    let Some(rp) = plan.ratio else {
+        return Ok(());
+    };
+    let (num, den) = rp.bounds();
+    let f32_limit = crate::ratio::exact_bits(plan.out_dtype);
+    let reason = if num.saturating_mul(den) >= 1 << 50 {
+        format!(
+            "its sums reach {num} and {den} here, whose fractions 64-bit keys cannot order exactly"
+        )
+    } else if num.max(den) >= 1 << f32_limit {
+        format!(
+            "its sums reach {} here, past the 2^24 that f32 results of knn and range search are exact to; ask for f64",
+            num.max(den)
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::BadArgument {
+        op: op.name(),
+        reason: format!(
+            "knn and range search rank `{}` exactly, but {reason}",
+            op.compute()
+        ),
+    })
 }
 
 /// [`check_sum`]'s error: the sum's range does not fit `out_dtype`. Built apart, and only on
@@ -296,12 +369,13 @@ pub(crate) struct Sum {
     epilogue: Option<Epilogue>,
     max_count: u64,
     valid: Option<(usize, Option<Pad>)>,
+    ratio: Option<RatioPlan>,
 }
 
 impl Sum {
     /// Whether the results are the counts as they are: no epilogue and no valid bits.
     pub(crate) fn is_plain(&self) -> bool {
-        self.epilogue.is_none() && self.valid.is_none()
+        self.epilogue.is_none() && self.valid.is_none() && self.ratio.is_none()
     }
 
     /// Sets the plan's sum fields; with valid bits, the reduced dimension (the last of the
@@ -311,6 +385,7 @@ impl Sum {
     fn apply(self, op: &OpInfo, call: &Call, arity: usize, plan: &mut Plan) -> Result<()> {
         plan.epilogue = self.epilogue;
         plan.max_count = self.max_count;
+        plan.ratio = self.ratio;
         let Some((elements, pad)) = self.valid else {
             return Ok(());
         };
@@ -540,6 +615,12 @@ fn knn_shape(op: &OpInfo, call: &Call, plan: &mut Plan, k: usize) -> Result<Dims
     // Largest first: the largest counts, unless the values fall as the count grows.
     let falls = op.affine().is_some_and(|a| a.scale < 0);
     plan.flip = call.largest_first(op) != falls;
+    // A ratio's keys are ordered as the call ranks them (see `ratio::key`).
+    if let Some(rp) = &mut plan.ratio {
+        rp.largest = call.largest_first(op);
+        plan.flip = false;
+        check_ratio_keys(op, plan)?;
+    }
     let nd = plan.out_shape.len();
     let rows = plan.out_shape[nd - 1];
     if k > rows {

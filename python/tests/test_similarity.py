@@ -1,0 +1,179 @@
+"""Tanimoto and Dice against exact fractions of unpacked bits and against RDKit on real
+fingerprints (Morgan radius 2, 2048 bits, of the molecules of RDKit's own ``first_5K.smi``):
+the values bit for bit, knn's ranking and range search's hits decided with ``Fraction``."""
+import os
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import tensorbits as tb
+
+
+def _counts(a, b, bits=None, bitorder="big"):
+    ua = np.unpackbits(a, axis=-1, bitorder=bitorder).astype(np.int64)
+    ub = np.unpackbits(b, axis=-1, bitorder=bitorder).astype(np.int64)
+    if bits is not None:
+        ua, ub = ua[:, :bits], ub[:, :bits]
+    return ua.sum(1), ub.sum(1), ua @ ub.T
+
+
+def _fractions(op, a, b, **kw):
+    na, nb, both = _counts(a, b, **kw)
+    num = both if op == "tanimoto" else 2 * both
+    den = na[:, None] + nb[None, :] - both if op == "tanimoto" else na[:, None] + nb[None, :]
+    return [[Fraction(int(n), int(d)) if d else Fraction(0) for n, d in zip(rn, rd)]
+            for rn, rd in zip(num, den)]
+
+
+def _rounded(fracs, dtype):
+    return np.array([[f.numerator / f.denominator for f in row] for row in fracs]).astype(dtype)
+
+
+def _codes(rng, rows, k, density):
+    x = rng.integers(0, 256, (rows, k), dtype=np.uint8)
+    for _ in range(density):
+        x &= rng.integers(0, 256, (rows, k), dtype=np.uint8)
+    x[::7] = 0
+    return x
+
+
+@pytest.mark.parametrize("op", ["tanimoto", "dice"])
+@pytest.mark.parametrize("m,n,k", [(1, 50, 1), (7, 300, 8), (3, 100, 33), (2, 40, 256)])
+def test_values_are_the_exact_fractions_rounded_once(op, m, n, k):
+    rng = np.random.default_rng(m * 1000 + k)
+    a, b = _codes(rng, m, k, 2), _codes(rng, n, k, 1)
+    fracs = _fractions(op, a, b)
+    f = getattr(tb, op)
+    got = f(a, b)
+    assert got.dtype == np.float32 and got.shape == (m, n)
+    np.testing.assert_array_equal(got.view(np.uint32), _rounded(fracs, np.float32).view(np.uint32))
+    got = f(a, b, dtype="float64")
+    np.testing.assert_array_equal(got.view(np.uint64), _rounded(fracs, np.float64).view(np.uint64))
+    # Valid bits, either bit order.
+    bits = 8 * k - 3
+    for order in ("big", "little"):
+        fracs = _fractions(op, a, b, bits=bits, bitorder=order)
+        got = f(a, b, bits=bits, bitorder=order, dtype=np.float64)
+        np.testing.assert_array_equal(got, _rounded(fracs, np.float64))
+
+
+def test_knn_ranks_exact_fractions_most_similar_first():
+    rng = np.random.default_rng(5)
+    a, b = _codes(rng, 6, 4, 3), _codes(rng, 500, 4, 3)
+    for op in ("tanimoto", "dice"):
+        fracs = _fractions(op, a, b)
+        for k in (1, 10, 500):
+            s, i = tb.knn(a, b, k, op=op)
+            assert s.dtype == np.float32 and i.dtype == np.int64
+            for r, row in enumerate(fracs):
+                order = sorted(range(len(row)), key=lambda j: (-row[j], j))[:k]
+                np.testing.assert_array_equal(i[r], order)
+                np.testing.assert_array_equal(s[r], _rounded([[row[j] for j in order]], np.float32)[0])
+        # The least similar first, on request.
+        s, i = tb.knn(a, b, 5, op=op, largest=False, dtype="float64")
+        for r, row in enumerate(fracs):
+            np.testing.assert_array_equal(i[r], sorted(range(len(row)), key=lambda j: (row[j], j))[:5])
+
+
+@pytest.mark.parametrize("t", [0.0, 0.1, 0.2, 1 / 3, 0.5, 0.7, 1.0, 1.5, -1.0, float("inf")])
+def test_range_search_compares_exact_fractions(t):
+    rng = np.random.default_rng(9)
+    a, b = _codes(rng, 5, 2, 2), _codes(rng, 700, 2, 2)
+    fracs = _fractions("tanimoto", a, b)
+    lims, values, indices = tb.range_search(a, b, t, op="tanimoto")
+    want_lims, want_idx, want_vals = [0], [], []
+    for row in fracs:
+        # Nothing reaches an infinite threshold; Fraction(t) is t's exact value.
+        js = [] if np.isinf(t) else [j for j, f in enumerate(row) if f >= Fraction(t)]
+        want_idx += js
+        want_vals += [row[j] for j in js]
+        want_lims.append(len(want_idx))
+    np.testing.assert_array_equal(lims, want_lims)
+    np.testing.assert_array_equal(indices, want_idx)
+    assert values.dtype == np.float32
+    np.testing.assert_array_equal(values, _rounded([want_vals], np.float32)[0] if want_vals else [])
+
+
+def test_int8_codes_count_their_stored_bits():
+    rng = np.random.default_rng(3)
+    a, b = _codes(rng, 3, 16, 1), _codes(rng, 9, 16, 1)
+    np.testing.assert_array_equal(tb.tanimoto(a.view(np.int8), b.view(np.int8)), tb.tanimoto(a, b))
+
+
+def test_integer_outputs_are_refused():
+    a = np.zeros((2, 4), np.uint8)
+    with pytest.raises((TypeError, ValueError), match="float32|f32"):
+        tb.tanimoto(a, a, dtype="uint32")
+
+
+def _rdkit():
+    if os.environ.get("TENSORBITS_REQUIRE_RDKIT") == "1":
+        import rdkit  # noqa: F401
+    return pytest.importorskip("rdkit")
+
+
+def _morgan(count):
+    """Morgan fingerprints (radius 2, 2048 bits) of the first `count` molecules of RDKit's
+    first_5K.smi that parse, as RDKit's bit vectors and as packed rows."""
+    _rdkit()
+    from rdkit import Chem, DataStructs, RDConfig, RDLogger
+    from rdkit.Chem import rdFingerprintGenerator
+
+    RDLogger.DisableLog("rdApp.*")
+    path = os.path.join(RDConfig.RDDataDir, "NCI", "first_5K.smi")
+    gen = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=2048)
+    fps = []
+    with open(path) as f:
+        for line in f:
+            mol = Chem.MolFromSmiles(line.split()[0])
+            if mol is not None:
+                fps.append(gen.GetFingerprint(mol))
+            if len(fps) == count:
+                break
+    rows = np.zeros((len(fps), 2048), np.uint8)
+    for r, fp in zip(rows, fps):
+        DataStructs.ConvertToNumpyArray(fp, r)
+    return fps, np.packbits(rows, axis=-1), DataStructs
+
+
+def test_tanimoto_and_dice_equal_rdkit_on_morgan_fingerprints():
+    fps, codes, DataStructs = _morgan(1500)
+    queries = list(range(0, len(fps), 97))
+    a = codes[queries]
+    t64 = tb.tanimoto(a, codes, dtype="float64")
+    d64 = tb.dice(a, codes, dtype="float64")
+    t32 = tb.tanimoto(a, codes)
+    for r, q in enumerate(queries):
+        want = np.array(DataStructs.BulkTanimotoSimilarity(fps[q], fps))
+        np.testing.assert_array_equal(t64[r].view(np.uint64), want.view(np.uint64))
+        np.testing.assert_array_equal(t32[r], want.astype(np.float32))
+        want = np.array(DataStructs.BulkDiceSimilarity(fps[q], fps))
+        np.testing.assert_array_equal(d64[r].view(np.uint64), want.view(np.uint64))
+        # One pair at a time too.
+        assert DataStructs.TanimotoSimilarity(fps[q], fps[5]) == t64[r, 5]
+        assert DataStructs.DiceSimilarity(fps[q], fps[5]) == d64[r, 5]
+
+
+def test_thresholds_at_values_the_fingerprints_reach():
+    fps, codes, DataStructs = _morgan(1500)
+    a = codes[:4]
+    na, nb, both = _counts(a, codes)
+    exact = [[Fraction(int(c), int(x + y - c)) if x + y - c else Fraction(0)
+              for y, c in zip(nb, row)] for x, row in zip(na, both)]
+    sims = np.array([DataStructs.BulkTanimotoSimilarity(fps[q], fps) for q in range(4)])
+    # Thresholds equal to values RDKit gives (each the double nearest an achievable fraction,
+    # above or below it), and the fractions' own neighbours.
+    reached = np.unique(sims[sims > 0])
+    for t in [reached[len(reached) // 2], reached[-2], 0.7, np.nextafter(0.5, 1), 0.5]:
+        t = float(t)
+        lims, values, indices = tb.range_search(a, codes, t, op="tanimoto", dtype="float64")
+        for r in range(4):
+            want = [j for j, f in enumerate(exact[r]) if f >= Fraction(t)]
+            np.testing.assert_array_equal(indices[lims[r]:lims[r + 1]], want)
+            np.testing.assert_array_equal(values[lims[r]:lims[r + 1]], sims[r, want])
+    s, i = tb.knn(a, codes, 20, op="tanimoto", dtype="float64")
+    for r in range(4):
+        order = sorted(range(len(fps)), key=lambda j: (-exact[r][j], j))[:20]
+        np.testing.assert_array_equal(i[r], order)
+        np.testing.assert_array_equal(s[r], sims[r, order])
