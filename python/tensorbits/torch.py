@@ -47,6 +47,8 @@ __all__ = [
     "hamming_distance",
     "hamming_cdist",
     "binary_dot",
+    "tanimoto",
+    "dice",
     "knn",
     "merge_topk",
     "range_search",
@@ -461,6 +463,8 @@ bitwise_count_sum = _reduction("bitwise_count_sum")
 hamming_distance = _hamming_distance()
 hamming_cdist = _pairwise("hamming_cdist")
 binary_dot = _pairwise("binary_dot")
+tanimoto = _pairwise("tanimoto")
+dice = _pairwise("dice")
 knn = _knn()
 merge_topk = _merge_topk()
 range_search = _range_search()

@@ -82,6 +82,9 @@ def cases(torch, rng):
         if dtype.startswith("u"):
             out.append(("binary_dot", (a, b), {}, tb.binary_dot))
             out.append(("knn", (a, b, 5), {"op": "binary_dot"}, None))
+            out.append(("tanimoto", (a, b), {}, tb.tanimoto))
+            out.append(("dice", (a, b), {"dtype": torch.float64}, tb.dice))
+            out.append(("knn", (a, b, 4), {"op": "tanimoto"}, None))
         out.append(("knn", (a, b, 2), {"largest": True, "dtype": torch.uint64}, None))
     a = random_array(rng, (6, 3), "uint8")
     for order in ("big", "little"):
@@ -108,6 +111,7 @@ def cases(torch, rng):
                                                             "dtype": torch.uint16}, None))
         if dtype.startswith("u"):
             out.append(("range_search", (a, b, 4.0), {"op": "binary_dot"}, None))
+            out.append(("range_search", (a, b, 0.25), {"op": "tanimoto"}, None))
     for dtype in ("float32", "float16", "float64", "int16", "uint8", "bool", "int64"):
         x = random_array(rng, (4, 13), dtype)
         out.append(("binarize", (x,), {}, tb.binarize))
