@@ -44,15 +44,46 @@ impl RatioPlan {
         )
     }
 
-    /// `N` and `D` of a pair with counts `a`, `b` and `both`.
-    #[inline(always)]
-    pub(crate) fn parts(&self, a: u64, b: u64, both: u64) -> (i64, i64) {
-        let (e, w) = (self.elements, self.bits);
-        // Validation bounds both below 2^53.
-        (
-            self.ratio.num.at(e, w, a, b, both) as i64,
-            self.ratio.den.at(e, w, a, b, both) as i64,
-        )
+    /// The largest sum of the magnitudes of the terms of `N` or `D`: what their sums in the
+    /// kernels can reach on the way.
+    pub(crate) fn terms(&self) -> u128 {
+        let side = |c: tensorbits_core::Counts| {
+            let m = [c.bits, c.a, c.b, c.both].map(|x| u128::from(x.unsigned_abs()));
+            u128::from(c.constant.unsigned_abs()) * u128::from(self.elements)
+                + m.iter().sum::<u128>() * u128::from(self.bits)
+        };
+        side(self.ratio.num).max(side(self.ratio.den))
+    }
+}
+
+/// A call's ratio with its constant terms folded: `N = n[0] + n[1] |a| + n[2] |b| + n[3] |a & b|`
+/// and `D` alike, in `i64` (validation bounds every term below 2^62), and what to write.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Terms {
+    pub(crate) n: [i64; 4],
+    pub(crate) d: [i64; 4],
+    pub(crate) writes: Writes,
+    pub(crate) largest: bool,
+    /// Every `|N|` and `|D|` below 2^24: an `f32` result is one `f32` division.
+    pub(crate) small: bool,
+    /// Every term of `N` and `D` an integer below 2^53, and every count below 2^32: both are
+    /// summed exactly in `f64`.
+    pub(crate) exact: bool,
+}
+
+impl Terms {
+    pub(crate) fn new(rp: &RatioPlan, writes: Writes) -> Terms {
+        let (e, w) = (rp.elements as i64, rp.bits as i64);
+        let side = |c: tensorbits_core::Counts| [c.constant * e + c.bits * w, c.a, c.b, c.both];
+        let (num, den) = rp.bounds();
+        Terms {
+            n: side(rp.ratio.num),
+            d: side(rp.ratio.den),
+            writes,
+            largest: rp.largest,
+            small: num.max(den) < 1 << 24,
+            exact: rp.bits < 1 << 32 && rp.terms() < 1 << 53,
+        }
     }
 }
 
@@ -94,15 +125,6 @@ pub(crate) fn to_f32(n: i64, d: i64) -> f32 {
     };
     // Both neighbours are `f32`s: the conversion is exact.
     (mag as f32).copysign(q as f32)
-}
-
-/// The bits of `n / d` as an element of `out` (`f32` or `f64`).
-#[inline(always)]
-pub(crate) fn value_bits(n: i64, d: i64, out: DataType) -> u64 {
-    match out {
-        DataType::F32 => u64::from(to_f32(n, d).to_bits()),
-        _ => quotient(n, d).to_bits(),
-    }
 }
 
 /// knn's key of a quotient: ascending keys are ascending values, or with `largest` descending

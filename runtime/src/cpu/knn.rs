@@ -73,8 +73,9 @@ pub(crate) fn knn(
     let zeroed = copies.as_ref().map(|c| super::walk::with_copies(inputs, c));
     let inputs = zeroed.as_deref().unwrap_or(inputs);
     let ratio_run = plan.ratio.map(|rp| {
+        let terms = crate::ratio::Terms::new(&rp, crate::ratio::Writes::Keys);
         move |t: &crate::op::PairTask<'_>, o: &mut PairOut<'_, '_>| {
-            super::ratio::tile(&rp, crate::ratio::Writes::Keys, pair, t, o)
+            super::ratio::tile(&terms, pair, t, o)
         }
     });
     let pair = match &ratio_run {

@@ -222,9 +222,10 @@ pub(crate) fn execute(
         (None, _) => walk::run(plan, inputs, out, k.map),
         (Some(_), Some(p)) if plan.pairwise => match plan.ratio {
             Some(rp) => {
-                let writes = crate::ratio::Writes::Values(plan.out_dtype);
+                let terms =
+                    crate::ratio::Terms::new(&rp, crate::ratio::Writes::Values(plan.out_dtype));
                 let run = |t: &crate::op::PairTask<'_>, o: &mut crate::op::PairOut<'_, '_>| {
-                    ratio::tile(&rp, writes, p, t, o)
+                    ratio::tile(&terms, p, t, o)
                 };
                 let wrapped = pair::PairRef {
                     run: &run,

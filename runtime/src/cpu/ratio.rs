@@ -1,30 +1,54 @@
 //! Ratio ops (`compute = N / D`, such as TANIMOTO) on the CPU: each tile's `|a & b|` from the
 //! AND pair kernel, the rows' counts from their bytes, and from those each pair's result or knn
-//! key ([`crate::ratio`]).
+//! key ([`crate::ratio`]). The loops over a row's bytes and over its pairs are `simd`'s
+//! ([`ones`], [`ratio_row`]), compiled for each instruction set.
 
-use super::pair::{PairRef, ones};
+use super::pair::PairRef;
+use super::simd::{lane_ones, ones, ratio_row};
+use super::tuning::RATIO_B_BYTES;
 use crate::op::{PairOut, PairTask};
-use crate::ratio::{RatioPlan, Writes, key, quotient, value_bits};
+use crate::ratio::Terms;
 
 thread_local! {
-    /// A ratio tile's counts of `a & b` and of its rows, kept between tiles.
-    static TILE: std::cell::Cell<(Vec<u64>, Vec<u64>)> =
-        const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+    /// A ratio tile's counts of `a & b`, of `b`'s rows and one row's results, kept between tiles.
+    static TILE: std::cell::Cell<(Vec<u64>, Vec<u64>, Vec<u64>)> =
+        const { std::cell::Cell::new((Vec::new(), Vec::new(), Vec::new())) };
 }
 
 /// A ratio tile: `and` (the AND pair kernel) counts `a & b` into a tile of its own, the rows are
 /// counted from their bytes (zeroed past their valid bits by the driver), and each pair's result
-/// or key goes to `out`.
-pub(crate) fn tile(
-    rp: &RatioPlan,
-    writes: Writes,
+/// or key goes to `out`. Rows of `b` go a part at a time ([`RATIO_B_BYTES`]), so that the second
+/// read of their bytes, for their counts, finds them in the cache.
+pub(crate) fn tile(t: &Terms, and: PairRef<'_>, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
+    let bytes = task.k * task.elem_size;
+    // Whole blocks of eight rows, as `b` is packed.
+    let part = (RATIO_B_BYTES / bytes.max(1)).next_multiple_of(8).max(8);
+    let mut j0 = 0;
+    while j0 < task.b_rows {
+        let nj = (task.b_rows - j0).min(part);
+        let ww = task.wide_words;
+        let sub = PairTask {
+            b: &task.b[(j0 * task.b_stride).min(task.b.len())..],
+            b_rows: nj,
+            packed: task.packed.map(|p| &p[(j0 / 8 * ww * 8).min(p.len())..]),
+            ..*task
+        };
+        part_tile(t, and, &sub, out, j0);
+        j0 += nj;
+    }
+}
+
+/// [`tile`] for the rows of `b` of `task`, the results from column `j0` of `out`.
+fn part_tile(
+    t: &Terms,
     and: PairRef<'_>,
     task: &PairTask<'_>,
     out: &mut PairOut<'_, '_>,
+    j0: usize,
 ) {
     let (ni, nj) = (task.a_rows, task.b_rows);
     let bytes = task.k * task.elem_size;
-    let (mut both, mut b_ones) = TILE.take();
+    let (mut both, mut b_ones, mut res) = TILE.take();
     both.clear();
     both.resize(ni * nj, 0);
     if bytes > 0 {
@@ -32,35 +56,26 @@ pub(crate) fn tile(
         (and.run)(task, &mut counts);
     }
     b_ones.clear();
-    let ww = task.wide_words;
-    b_ones.extend((0..nj).map(|j| {
-        match task.packed {
-            _ if bytes == 0 => 0,
-            // `b` packed: each row's lane of its block's words (the words past a code are zero).
-            Some(p) => (0..ww)
-                .map(|w| u64::from(p[((j / 8) * ww + w) * 8 + j % 8].count_ones()))
-                .sum(),
-            None => ones(&task.b[j * task.b_stride..][..bytes]) as u64,
-        }
-    }));
-    let mut row = [0u64; 64];
-    for i in 0..ni {
-        let a_ones = match bytes {
-            0 => 0,
-            _ => ones(&task.a[i * task.a_stride..][..bytes]) as u64,
-        };
-        for j0 in (0..nj).step_by(row.len()) {
-            let part = &mut row[..(nj - j0).min(64)];
-            for (c, v) in part.iter_mut().enumerate() {
-                let j = j0 + c;
-                let (n, d) = rp.parts(a_ones, b_ones[j], both[i * nj + j]);
-                *v = match writes {
-                    Writes::Values(t) => value_bits(n, d, t),
-                    Writes::Keys => key(quotient(n, d), rp.largest),
-                };
+    b_ones.resize(nj, 0);
+    match task.packed {
+        _ if bytes == 0 => {}
+        // `b` packed: each row's lane of its block's words (the words past a code are zero).
+        Some(p) => lane_ones(p, task.wide_words, &mut b_ones),
+        None => {
+            for (j, o) in b_ones.iter_mut().enumerate() {
+                *o = ones(&task.b[j * task.b_stride..][..bytes]);
             }
-            out.put_run(i, j0, part);
         }
     }
-    TILE.set((both, b_ones));
+    res.clear();
+    res.resize(nj, 0);
+    for i in 0..ni {
+        let a = match bytes {
+            0 => 0,
+            _ => ones(&task.a[i * task.a_stride..][..bytes]),
+        };
+        ratio_row(t, a, &b_ones, &both[i * nj..(i + 1) * nj], &mut res);
+        out.put_run(i, j0, &res);
+    }
+    TILE.set((both, b_ones, res));
 }

@@ -23,8 +23,10 @@ use super::tuning::SMALL_BYTES;
 use super::x86::{Avx2, Avx512};
 #[cfg(target_arch = "x86_64")]
 use super::{avx2_stream, avx512_stream};
+use crate::DataType;
 use crate::element::{WideExpr, Word};
 use crate::op::{PairOut, PairTask};
+use crate::ratio::{Terms, Writes, key, quotient, to_f32};
 use bytemuck::Pod;
 
 /// The executor's hot loop ([`compute`](super::kernel::compute)) in the best version for this CPU
@@ -225,6 +227,95 @@ multiversion! {
             let avx2 = unsafe { Avx2::new_unchecked() };
             avx2.pack16(rows, buf)
         },
+    }
+}
+
+multiversion! {
+    /// The ones in `bytes`.
+    #[inline]
+    pub(crate) fn ones[][](bytes: &[u8]) -> u64 {
+        let mut words = bytes.chunks_exact(8);
+        let mut n: u64 = words
+            .by_ref()
+            .map(|w| u64::from(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])).count_ones()))
+            .sum();
+        n += words.remainder().iter().map(|&b| u64::from(b.count_ones())).sum::<u64>();
+        n
+    }
+}
+
+multiversion! {
+    /// The ones of each of `b`'s rows `j` packed as the wide tile reads them (`ww` words a row,
+    /// in blocks of eight rows word by word), into `out[j]`.
+    #[inline]
+    pub(crate) fn lane_ones[][](packed: &[u64], ww: usize, out: &mut [u64]) {
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = (0..ww)
+                .map(|w| u64::from(packed[((j / 8) * ww + w) * 8 + j % 8].count_ones()))
+                .sum();
+        }
+    }
+}
+
+multiversion! {
+    /// One row's results or keys: `out[j]` from `|a| = a`, `|b| = b[j]` and `|a & b| = both[j]`.
+    /// Where every term of `N` and `D` is an integer below 2^53 ([`Terms::exact`]), they are
+    /// summed in `f64` (exact there, and a register of lanes at a time); an `f32` result of
+    /// `|N|` and `|D|` below 2^24 is then one `f32` division of two exact `f32`s.
+    #[inline]
+    pub(crate) fn ratio_row[][](t: &Terms, a: u64, b: &[u64], both: &[u64], out: &mut [u64]) {
+        let pairs = out.iter_mut().zip(b).zip(both);
+        if t.exact {
+            let [n0, n1, n2, n3] = t.n.map(|x| x as f64);
+            let [d0, d1, d2, d3] = t.d.map(|x| x as f64);
+            let af = a as u32 as f64;
+            let (n0, d0) = (n0 + n1 * af, d0 + d1 * af);
+            // Counts below 2^32 (`exact`): converted from 32 bits, as the vector units can.
+            let nd = |bj: u64, x: u64| {
+                let (bj, x) = (bj as u32 as f64, x as u32 as f64);
+                (n0 + n2 * bj + n3 * x, d0 + d2 * bj + d3 * x)
+            };
+            // Each kind of result its own loop, so that each runs without a test per pair.
+            match t.writes {
+                Writes::Keys => {
+                    for ((o, &bj), &x) in pairs {
+                        let (n, d) = nd(bj, x);
+                        let q = if n == 0.0 && d == 0.0 { 0.0 } else { n / d };
+                        *o = key(q, t.largest);
+                    }
+                }
+                Writes::Values(DataType::F32) if t.small => {
+                    for ((o, &bj), &x) in pairs {
+                        let (n, d) = nd(bj, x);
+                        let q = (n as f32) / (d as f32);
+                        *o = if n == 0.0 && d == 0.0 { 0 } else { u64::from(q.to_bits()) };
+                    }
+                }
+                Writes::Values(DataType::F32) => {
+                    for ((o, &bj), &x) in pairs {
+                        let (n, d) = nd(bj, x);
+                        *o = u64::from(to_f32(n as i64, d as i64).to_bits());
+                    }
+                }
+                Writes::Values(_) => {
+                    for ((o, &bj), &x) in pairs {
+                        let (n, d) = nd(bj, x);
+                        *o = if n == 0.0 && d == 0.0 { 0 } else { (n / d).to_bits() };
+                    }
+                }
+            }
+            return;
+        }
+        let (n0, d0) = (t.n[0] + t.n[1] * a as i64, t.d[0] + t.d[1] * a as i64);
+        for ((o, &bj), &x) in pairs {
+            let n = n0 + t.n[2] * bj as i64 + t.n[3] * x as i64;
+            let d = d0 + t.d[2] * bj as i64 + t.d[3] * x as i64;
+            *o = match t.writes {
+                Writes::Keys => key(quotient(n, d), t.largest),
+                Writes::Values(DataType::F32) => u64::from(to_f32(n, d).to_bits()),
+                Writes::Values(_) => quotient(n, d).to_bits(),
+            };
+        }
     }
 }
 

@@ -81,6 +81,11 @@ pub(crate) const TILE_BYTES: usize = 32 << 10;
 /// in L1 and each call has enough work to hide its cost. `tensorbits bench xor --shape 1048576`.
 pub(crate) const CHUNK_BYTES: usize = 8192;
 
+/// Bytes of `b`'s rows a ratio tile counts `a & b` over before it counts the rows themselves:
+/// half a core's L2, so the second read hits the cache (`benches/compare_similarity.py`, one
+/// query against 200,000).
+pub(crate) const RATIO_B_BYTES: usize = 256 << 10;
+
 /// Bytes of each input per call of a reduction's fused kernel when it reads them in place.
 /// `tensorbits bench bitwise_count_sum --shape 4096,4096`.
 pub(crate) const DIRECT_BYTES: usize = 8 * CHUNK_BYTES;

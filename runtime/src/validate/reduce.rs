@@ -270,7 +270,8 @@ fn ratio_sum(
         largest: false,
     };
     let (num, den) = rp.bounds();
-    if num.max(den) >= 1 << 53 {
+    // The kernels sum the terms in 64 bits.
+    if num.max(den) >= 1 << 53 || rp.terms() >= 1 << 62 {
         return Err(Error::BadArgument {
             op: op.name(),
             reason: format!(
