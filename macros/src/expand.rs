@@ -216,6 +216,16 @@ fn parts(
         }
         None => quote!(::core::option::Option::None),
     };
+    // A pairwise sum of a count of two bits, as multiples of the rows' counts (a prepared
+    // database bounds its results by them).
+    let counts = match m.compute.truth_table() {
+        Some(t) if m.pairwise && m.ratio.is_none() && m.reduce == Some(ReduceOp::Sum) => {
+            let c = tensorbits_core::Counts::of_table(t, 1);
+            let (w, a, b, n) = (c.bits, c.a, c.b, c.both);
+            quote!(::core::option::Option::Some(::tensorbits::Counts { constant: 0, bits: #w, a: #a, b: #b, both: #n }))
+        }
+        _ => quote!(::core::option::Option::None),
+    };
     let nearest = format_ident!("{}", format!("{:?}", m.nearest));
     // A sum whose count is bit-local can ignore padding bits: zeroed, each adds a known amount.
     let zeros = [8, 16, 32, 64].map(|w| m.compute.zero_bits(w));
@@ -243,6 +253,7 @@ fn parts(
             pairwise: #pairwise,
             affine: #affine,
             ratio: #ratio,
+            counts: #counts,
             nearest: ::tensorbits::Nearest::#nearest,
             zeros: #zeros,
             cpu: #cpu,

@@ -635,6 +635,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plain::pair_plain, m)?)?;
     m.add_function(wrap_pyfunction!(plain::knn_plain, m)?)?;
     m.add_function(wrap_pyfunction!(plain::range_plain, m)?)?;
+    m.add_function(wrap_pyfunction!(plain::db_prepare, m)?)?;
+    m.add_function(wrap_pyfunction!(plain::db_check, m)?)?;
+    m.add_function(wrap_pyfunction!(plain::db_knn, m)?)?;
+    m.add_function(wrap_pyfunction!(plain::db_range, m)?)?;
     m.add_function(wrap_pyfunction!(plain::merge_topk, m)?)?;
     m.add_function(wrap_pyfunction!(front::hamming_cdist, m)?)?;
     m.add_function(wrap_pyfunction!(front::binary_dot, m)?)?;

@@ -555,3 +555,239 @@ pub(crate) fn merge_topk<'py>(
     }
     Ok((va, ia))
 }
+
+/// The parts of a prepared database of `codes` (a plain `[N, K]` array of an integer type) for
+/// the op at `op`: its rows ordered by count (`uint8`, `[N, row bytes]`), their counts
+/// (`uint64`) and original indices (`int64`).
+#[pyfunction]
+#[pyo3(signature = (op, codes, bits=None, bitorder="big"))]
+pub(crate) fn db_prepare<'py>(
+    py: Python<'py>,
+    op: usize,
+    codes: &Bound<'py, PyAny>,
+    bits: Option<usize>,
+    bitorder: &str,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let call = crate::with_bits(Call::default(), bits, bitorder)?;
+    let op = db_op(op)?;
+    let Some(pc) = plain(py, codes) else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "Database: codes must be a C-contiguous numpy array in native byte order",
+        ));
+    };
+    let sizes: Vec<usize> = pc.shape.iter().map(|&n| n as usize).collect();
+    let desc = tensorbits::TensorDesc::new(pc.dtype, &sizes).map_err(py_err)?;
+    // SAFETY: a live, C-contiguous array the caller holds for the call, only read.
+    let bytes = unsafe { pc.slice() };
+    let db = maybe_detach(py, pc.bytes(), move || {
+        tensorbits::Database::new(op, &call, &desc, bytes)
+    })
+    .map_err(py_err)?;
+    let n = db.len();
+    let row = db.codes().len().checked_div(n).unwrap_or(0);
+    let array = |bytes: &[u8], dims: &[npy_intp], dtype: DataType| -> PyResult<Bound<'py, PyAny>> {
+        let (arr, data) = new_array(py, dims, dtype)?;
+        // SAFETY: `data` is the new array's buffer of `bytes.len()` bytes, apart from `bytes`.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len()) };
+        Ok(arr)
+    };
+    Ok((
+        array(db.codes(), &[n as npy_intp, row as npy_intp], DataType::U8)?,
+        array(
+            bytemuck::cast_slice(db.counts()),
+            &[n as npy_intp],
+            DataType::U64,
+        )?,
+        array(
+            bytemuck::cast_slice(db.order()),
+            &[n as npy_intp],
+            DataType::I64,
+        )?,
+    ))
+}
+
+fn db_op(op: usize) -> PyResult<&'static tensorbits::OpInfo> {
+    tensorbits::ops::ALL
+        .get(op)
+        .copied()
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("Database: unknown op"))
+}
+
+/// The database of the parts `codes`, `counts` and `order` (as [`db_prepare`] gives them) of
+/// codes of `dtype` with `k` elements a row; with `check`, every part is checked (a database
+/// loaded from files), else only their lengths (one this module made or checked).
+#[allow(clippy::too_many_arguments)]
+fn db_of<'a>(
+    py: Python<'_>,
+    op: &'static tensorbits::OpInfo,
+    call: &Call,
+    (dtype, k): (&str, usize),
+    parts: [&'a Bound<'_, PyAny>; 3],
+    check: bool,
+) -> PyResult<tensorbits::Database<'a>> {
+    let dtype = crate::dtype_named(dtype)?;
+    let [c, n, o] = parts.map(|p| plain(py, p));
+    let (Some(c), Some(n), Some(o)) = (c, n, o) else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "Database: its parts must be C-contiguous numpy arrays in native byte order",
+        ));
+    };
+    if c.dtype != DataType::U8 || n.dtype != DataType::U64 || o.dtype != DataType::I64 {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "Database: its parts are codes (uint8), counts (uint64) and order (int64)",
+        ));
+    }
+    // SAFETY: live, C-contiguous arrays the Database object holds, only read.
+    let (codes, counts, order) = unsafe { (c.slice(), n.slice(), o.slice()) };
+    let misaligned = |_| pyo3::exceptions::PyValueError::new_err("Database: a part is misaligned");
+    let counts = bytemuck::try_cast_slice::<u8, u64>(counts).map_err(misaligned)?;
+    let order = bytemuck::try_cast_slice::<u8, i64>(order).map_err(misaligned)?;
+    let made = match check {
+        true => tensorbits::Database::from_parts(op, call, dtype, k, codes, counts, order),
+        false => tensorbits::Database::from_checked_parts(op, call, dtype, k, codes, counts, order),
+    };
+    made.map_err(py_err)
+}
+
+/// Checks the parts of a database (a loaded one): `None`, or the error.
+#[pyfunction]
+#[pyo3(signature = (op, dtype, k, codes, counts, order, bits=None, bitorder="big"))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn db_check(
+    py: Python<'_>,
+    op: usize,
+    dtype: &str,
+    k: usize,
+    codes: &Bound<'_, PyAny>,
+    counts: &Bound<'_, PyAny>,
+    order: &Bound<'_, PyAny>,
+    bits: Option<usize>,
+    bitorder: &str,
+) -> PyResult<()> {
+    let call = crate::with_bits(Call::default(), bits, bitorder)?;
+    db_of(
+        py,
+        db_op(op)?,
+        &call,
+        (dtype, k),
+        [codes, counts, order],
+        true,
+    )
+    .map(|_| ())
+}
+
+/// knn of the plain `[M, K]` `queries` in a database: `(values, indices, rows compared)`.
+#[pyfunction]
+#[pyo3(signature = (op, dtype, k_elems, codes, counts, order, queries, k, out_dtype=None, largest=None, bits=None, bitorder="big"))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn db_knn<'py>(
+    py: Python<'py>,
+    op: usize,
+    dtype: &str,
+    k_elems: usize,
+    codes: &Bound<'py, PyAny>,
+    counts: &Bound<'py, PyAny>,
+    order: &Bound<'py, PyAny>,
+    queries: &Bound<'py, PyAny>,
+    k: usize,
+    out_dtype: Option<&str>,
+    largest: Option<bool>,
+    bits: Option<usize>,
+    bitorder: &str,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, u64)> {
+    let mut call = crate::with_bits(Call::default(), bits, bitorder)?;
+    call.largest = largest;
+    let op = db_op(op)?;
+    let db = db_of(
+        py,
+        op,
+        &call,
+        (dtype, k_elems),
+        [codes, counts, order],
+        false,
+    )?;
+    let (desc, bytes) = db_queries(py, queries)?;
+    let out = out_type(op, out_dtype, db.shape().0)?;
+    let m = desc.sizes()[0];
+    let r = maybe_detach(py, bytes.len(), move || {
+        db.knn(&call, (&desc, bytes), k, out)
+    })
+    .map_err(py_err)?;
+    let dims = [m as npy_intp, k as npy_intp];
+    let (values, data) = new_array(py, &dims, out)?;
+    // SAFETY: `data` is the new array's buffer of `m * k` elements, the values' length.
+    unsafe { std::ptr::copy_nonoverlapping(r.values.as_ptr(), data, r.values.len()) };
+    let (indices, data) = new_array(py, &dims, DataType::I64)?;
+    let idx: &[u8] = bytemuck::cast_slice(&r.indices);
+    // SAFETY: as above, `m * k` `int64`s.
+    unsafe { std::ptr::copy_nonoverlapping(idx.as_ptr(), data, idx.len()) };
+    Ok((values, indices, r.scanned))
+}
+
+/// Range search of the plain `[M, K]` `queries` in a database: `(lims, values, indices, rows
+/// compared)`.
+#[pyfunction]
+#[pyo3(signature = (op, dtype, k_elems, codes, counts, order, queries, threshold, out_dtype=None, largest=None, bits=None, bitorder="big"))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub(crate) fn db_range<'py>(
+    py: Python<'py>,
+    op: usize,
+    dtype: &str,
+    k_elems: usize,
+    codes: &Bound<'py, PyAny>,
+    counts: &Bound<'py, PyAny>,
+    order: &Bound<'py, PyAny>,
+    queries: &Bound<'py, PyAny>,
+    threshold: f64,
+    out_dtype: Option<&str>,
+    largest: Option<bool>,
+    bits: Option<usize>,
+    bitorder: &str,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>, u64)> {
+    let mut call = crate::with_bits(Call::default(), bits, bitorder)?;
+    call.largest = largest;
+    let op = db_op(op)?;
+    let db = db_of(
+        py,
+        op,
+        &call,
+        (dtype, k_elems),
+        [codes, counts, order],
+        false,
+    )?;
+    let (desc, bytes) = db_queries(py, queries)?;
+    let out = out_type(op, out_dtype, db.shape().0)?;
+    let r = maybe_detach(py, bytes.len(), move || {
+        db.range_search(&call, (&desc, bytes), threshold, out)
+    })
+    .map_err(py_err)?;
+    let array = |bytes: &[u8], dtype: DataType| -> PyResult<Bound<'py, PyAny>> {
+        let len = bytes.len() / dtype.size();
+        let (arr, data) = new_array(py, &[len as npy_intp], dtype)?;
+        // SAFETY: `data` is the new array's buffer of `len * size` bytes, apart from `bytes`.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, len * dtype.size()) };
+        Ok(arr)
+    };
+    Ok((
+        array(bytemuck::cast_slice(&r.hits.lims), DataType::I64)?,
+        array(&r.hits.values, out)?,
+        array(bytemuck::cast_slice(&r.hits.indices), DataType::I64)?,
+        r.scanned,
+    ))
+}
+
+/// A database's queries: a plain array, described.
+fn db_queries<'a>(
+    py: Python<'_>,
+    queries: &'a Bound<'_, PyAny>,
+) -> PyResult<(tensorbits::TensorDesc, &'a [u8])> {
+    let Some(pq) = plain(py, queries) else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "Database: queries must be a C-contiguous numpy array in native byte order",
+        ));
+    };
+    let sizes: Vec<usize> = pq.shape.iter().map(|&n| n as usize).collect();
+    let desc = tensorbits::TensorDesc::new(pq.dtype, &sizes).map_err(py_err)?;
+    // SAFETY: a live, C-contiguous array the caller holds for the call, only read.
+    Ok((desc, unsafe { pq.slice() }))
+}

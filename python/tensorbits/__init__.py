@@ -30,6 +30,7 @@ tensors by the function's parameters (``x1``, ``a``, ``out``).
 
 import math
 import operator
+import os
 import sys
 
 import numpy as np
@@ -62,6 +63,7 @@ __all__ = [
     "knn",
     "merge_topk",
     "range_search",
+    "Database",
     "binarize",
     "rescore",
     "run",
@@ -984,6 +986,171 @@ dice = _front(_native.dice, "dice", f"""Dice similarities of fingerprints, betwe
     """)
 
 
+class Database:
+    """Codes prepared for repeated ``knn`` and ``range_search`` under one op.
+
+    The rows are counted once and ordered by their count of ones, so that each query compares
+    only the rows whose count lets them reach its results (BitBound, for Tanimoto: a row of
+    ``|b|`` bits is at most ``min(|a|, |b|) / max(|a|, |b|)`` similar to a query of ``|a|``
+    bits; the same bound holds for Dice, Hamming and the dot products of ±1 vectors). The
+    results are those of the plain calls on the codes, ties and all.
+
+    Parameters
+    ----------
+    codes : array_like
+        ``[N, K]`` integer codes, as ``b`` of ``knn``.
+    op : str, default "tanimoto"
+        ``"tanimoto"``, ``"dice"``, ``"hamming_cdist"``, ``"binary_dot"``, or another pairwise
+        op whose count is a function of two bits.
+    <bits>
+
+    Attributes
+    ----------
+    scanned : int
+        The rows the last ``knn`` or ``range_search`` compared, over all its queries (``M * N``
+        for a scan of everything).
+
+    Examples
+    --------
+    >>> codes = np.array([[0b11110000], [0b11000000], [0b00001111], [0b11111000]], np.uint8)
+    >>> db = tb.Database(codes, op="tanimoto")
+    >>> db.knn(codes[:1], 2)
+    (array([[1. , 0.8]], dtype=float32), array([[0, 3]]))
+    >>> lims, values, indices = db.range_search(codes[:1], 0.5)
+    >>> indices
+    array([0, 1, 3])
+    >>> db.save("/tmp/fingerprints.tbdb")
+    >>> again = tb.Database.load("/tmp/fingerprints.tbdb")
+    >>> again.knn(codes[:1], 2)[1]
+    array([[0, 3]])
+    """
+
+    def __init__(self, codes, /, *, op="tanimoto", bits=None, bitorder="big"):
+        if not isinstance(op, str):
+            raise TypeError(f"op: expected the name of a pairwise op, got {type(op).__name__}")
+        self._index = _op_index(op)
+        self.op = op
+        self.bits, self.bitorder = _bits(bits), _bitorder(bitorder)
+        codes = np.asarray(codes)
+        codes, _ = _unsigned_codes(self._index, codes, codes)
+        if codes.ndim != 2:
+            raise ValueError(f"codes: expected an [N, K] array, got shape {codes.shape}")
+        _packed_codes(codes, codes, "Database")
+        codes = np.require(codes, codes.dtype.newbyteorder("="), ["C", "A"])
+        self._dtype, self._k = codes.dtype.name, codes.shape[1]
+        self.scanned = 0
+        try:
+            self._parts = _native.db_prepare(self._index, codes, self.bits, self.bitorder)
+        except _ERRORS as e:
+            raise _renamed(e, self._index, ("codes", "codes"), None)
+
+    def __len__(self):
+        return len(self._parts[1])
+
+    @property
+    def shape(self):
+        """``(N, K)``: the rows and elements per row of the codes it was built from."""
+        return (len(self), self._k)
+
+    def __repr__(self):
+        return (f"tensorbits.Database({len(self)} rows of {self._k} {self._dtype}, "
+                f"op={self.op!r})")
+
+    def _queries(self, queries, largest, bits, bitorder):
+        if bits is not None and _bits(bits) != self.bits or \
+                bitorder != "big" and _bitorder(bitorder) != self.bitorder:
+            raise ValueError(f"the database counts bits={self.bits}, bitorder={self.bitorder!r}; "
+                             f"a query cannot change them")
+        if largest is not None:
+            largest = _flag(largest, "largest")
+        q = np.asarray(queries)
+        q, _ = _unsigned_codes(self._index, q, q)
+        if q.ndim != 2:
+            raise ValueError(f"queries: expected an [M, K] array, got shape {q.shape}")
+        return np.require(q, q.dtype.newbyteorder("="), ["C", "A"]), largest
+
+    def knn(self, queries, k, /, *, largest=None, dtype=None, bits=None, bitorder="big"):
+        """The ``k`` best rows for each query, as ``tb.knn(queries, codes, k, op=...)`` gives
+        them: ``(values, indices)``, ``[M, k]`` each, indices into the codes the database was
+        built from."""
+        k = _count(k, "k")
+        q, largest = self._queries(queries, largest, bits, bitorder)
+        try:
+            v, i, self.scanned = _native.db_knn(self._index, self._dtype, self._k, *self._parts, q,
+                                                k, _dtype_name(dtype), largest, self.bits,
+                                                self.bitorder)
+        except _ERRORS as e:
+            raise _renamed(e, self._index, ("queries", "codes"), None)
+        return v, i
+
+    def range_search(self, queries, threshold, /, *, largest=None, dtype=None, bits=None,
+                     bitorder="big"):
+        """Every row passing ``threshold`` for each query, as ``tb.range_search(queries, codes,
+        threshold, op=...)`` gives them: ``(lims, values, indices)``."""
+        if isinstance(threshold, (bool, np.bool_)) or not isinstance(
+                threshold, (int, float, np.integer, np.floating)):
+            raise TypeError(f"threshold: expected a real number, got {type(threshold).__name__}")
+        threshold = float(threshold)
+        q, largest = self._queries(queries, largest, bits, bitorder)
+        try:
+            lims, v, i, self.scanned = _native.db_range(self._index, self._dtype, self._k,
+                                                        *self._parts, q, threshold,
+                                                        _dtype_name(dtype), largest, self.bits,
+                                                        self.bitorder)
+        except _ERRORS as e:
+            raise _renamed(e, self._index, ("queries", "codes"), None)
+        return lims, v, i
+
+    def save(self, path):
+        """Writes the database to the directory ``path``: its parts as ``.npy`` files
+        (``codes.npy``, ``counts.npy``, ``order.npy``) and its settings as ``database.json``."""
+        import json
+
+        os.makedirs(path, exist_ok=True)
+        for name, part in zip(("codes", "counts", "order"), self._parts):
+            np.save(os.path.join(path, f"{name}.npy"), part)
+        meta = {"format": 1, "op": self.op, "dtype": self._dtype, "k": self._k,
+                "bits": self.bits, "bitorder": self.bitorder}
+        with open(os.path.join(path, "database.json"), "w") as f:
+            json.dump(meta, f)
+
+    @classmethod
+    def load(cls, path, *, mmap=True):
+        """The database ``save`` wrote to ``path``; with ``mmap`` (the default) its parts are
+        memory-mapped, not read. Its parts are checked: counts, order and padding."""
+        import json
+
+        with open(os.path.join(path, "database.json")) as f:
+            meta = json.load(f)
+        if meta.get("format") != 1:
+            raise ValueError(f"{path}: not a database this version writes")
+        db = cls.__new__(cls)
+        db._index = _op_index(meta["op"])
+        db.op, db._dtype, db._k = meta["op"], meta["dtype"], int(meta["k"])
+        db.bits, db.bitorder = meta["bits"], meta["bitorder"]
+        db.scanned = 0
+        mode = "r" if mmap else None
+        # Base-class views of the memory maps (no copy), as the kernels take arrays.
+        db._parts = tuple(np.asarray(np.load(os.path.join(path, f"{name}.npy"), mmap_mode=mode))
+                          for name in ("codes", "counts", "order"))
+        try:
+            _native.db_check(db._index, db._dtype, db._k, *db._parts, db.bits, db.bitorder)
+        except _ERRORS as e:
+            raise ValueError(f"{path}: {e}") from None
+        return db
+
+
+Database.__doc__ = _doc(Database.__doc__)
+
+
+def _database_op(db, op, device):
+    """A call with a Database for ``b``: its op is the database's (the default names none)."""
+    if op != "hamming_cdist" and _op_index(op) != db._index:
+        raise ValueError(f"op={op!r}, but the database was prepared for {db.op!r}")
+    if device not in ("auto", "cpu"):
+        raise ValueError(f"device={device!r}: a Database runs on the CPU")
+
+
 def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="big", dtype=None,
         device="auto", level=None, id_offset=0):
     k = _count(k, "k")
@@ -998,6 +1165,9 @@ def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="bi
         return d, i
     if not isinstance(op, str):
         raise TypeError(f"op: expected the name of a pairwise sum op, got {type(op).__name__}")
+    if isinstance(b, Database):
+        _database_op(b, op, device)
+        return b.knn(a, k, largest=largest, dtype=dtype, bits=bits, bitorder=bitorder)
     index = _op_index(op)
     if largest is not None:
         largest = _flag(largest, "largest")
@@ -1100,6 +1270,10 @@ def range_search(a, b, /, threshold, *, op="hamming_cdist", largest=None, bits=N
         raise TypeError(f"op: expected the name of a pairwise sum op, got {type(op).__name__}")
     if not isinstance(device, str):
         raise TypeError(f"device: expected \"cpu\", \"gpu\" or \"auto\", got {type(device).__name__}")
+    if isinstance(b, Database):
+        _database_op(b, op, device)
+        return b.range_search(a, threshold, largest=largest, dtype=dtype, bits=bits,
+                              bitorder=bitorder)
     index = _op_index(op)
     if largest is not None:
         largest = _flag(largest, "largest")

@@ -1,5 +1,6 @@
 # Types of the public API. The functions are made at import time (one factory per kind of op), so
 # their signatures are written here; CI checks them against the built package with mypy's stubtest.
+import os
 from collections.abc import Sequence
 from typing import Any, Final, Literal, Protocol, TypeVar, overload
 
@@ -31,6 +32,7 @@ __all__ = [
     "knn",
     "merge_topk",
     "range_search",
+    "Database",
     "binarize",
     "rescore",
     "run",
@@ -855,10 +857,53 @@ def dice(
     bits: int | None = None,
     bitorder: _BitOrder = "big",
 ) -> Any: ...
+class Database:
+    op: str
+    bits: int | None
+    bitorder: str
+    scanned: int
+    def __init__(
+        self,
+        codes: _ArrayLike,
+        /,
+        *,
+        op: str = "tanimoto",
+        bits: int | None = None,
+        bitorder: _BitOrder = "big",
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    @property
+    def shape(self) -> tuple[int, int]: ...
+    def knn(
+        self,
+        queries: _ArrayLike,
+        k: int,
+        /,
+        *,
+        largest: bool | None = None,
+        dtype: _DType | None = None,
+        bits: int | None = None,
+        bitorder: _BitOrder = "big",
+    ) -> tuple[NDArray[Any], NDArray[np.int64]]: ...
+    def range_search(
+        self,
+        queries: _ArrayLike,
+        threshold: float,
+        /,
+        *,
+        largest: bool | None = None,
+        dtype: _DType | None = None,
+        bits: int | None = None,
+        bitorder: _BitOrder = "big",
+    ) -> tuple[NDArray[np.int64], NDArray[Any], NDArray[np.int64]]: ...
+    def save(self, path: str | os.PathLike[str]) -> None: ...
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, mmap: bool = True) -> Database: ...
+
 @overload
 def knn(
     a: NDArray[Any],
-    b: _ArrayLike,
+    b: _ArrayLike | Database,
     /,
     k: int,
     *,
@@ -920,7 +965,7 @@ def merge_topk(
 @overload
 def range_search(
     a: NDArray[Any] | _ArrayLike,
-    b: NDArray[Any] | _ArrayLike,
+    b: NDArray[Any] | _ArrayLike | Database,
     /,
     threshold: float,
     *,

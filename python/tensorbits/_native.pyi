@@ -15,6 +15,10 @@ __all__ = [
     "merge_topk",
     "hamming_cdist",
     "binary_dot",
+    "db_prepare",
+    "db_check",
+    "db_knn",
+    "db_range",
     "tanimoto",
     "dice",
     "with_doc",
@@ -70,6 +74,47 @@ def merge_topk(
     k: int,
     largest: bool,
 ) -> tuple[NDArray[Any], NDArray[np.int64]]: ...
+def db_prepare(
+    op: int, codes: Any, bits: int | None = None, bitorder: str = "big"
+) -> tuple[NDArray[np.uint8], NDArray[np.uint64], NDArray[np.int64]]: ...
+def db_check(
+    op: int,
+    dtype: str,
+    k: int,
+    codes: Any,
+    counts: Any,
+    order: Any,
+    bits: int | None = None,
+    bitorder: str = "big",
+) -> None: ...
+def db_knn(
+    op: int,
+    dtype: str,
+    k_elems: int,
+    codes: Any,
+    counts: Any,
+    order: Any,
+    queries: Any,
+    k: int,
+    out_dtype: str | None = None,
+    largest: bool | None = None,
+    bits: int | None = None,
+    bitorder: str = "big",
+) -> tuple[NDArray[Any], NDArray[np.int64], int]: ...
+def db_range(
+    op: int,
+    dtype: str,
+    k_elems: int,
+    codes: Any,
+    counts: Any,
+    order: Any,
+    queries: Any,
+    threshold: float,
+    out_dtype: str | None = None,
+    largest: bool | None = None,
+    bits: int | None = None,
+    bitorder: str = "big",
+) -> tuple[NDArray[np.int64], NDArray[Any], NDArray[np.int64], int]: ...
 def range_plain(
     op: int,
     a: Any,

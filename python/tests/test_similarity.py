@@ -177,3 +177,68 @@ def test_thresholds_at_values_the_fingerprints_reach():
         order = sorted(range(len(fps)), key=lambda j: (-exact[r][j], j))[:20]
         np.testing.assert_array_equal(i[r], order)
         np.testing.assert_array_equal(s[r], sims[r, order])
+
+
+@pytest.mark.parametrize("op,dtype", [("tanimoto", None), ("dice", "float64"),
+                                      ("hamming_cdist", None), ("binary_dot", None)])
+def test_a_database_gives_the_plain_results(op, dtype, tmp_path):
+    rng = np.random.default_rng(21)
+    codes = np.concatenate([_codes(rng, 300, 16, d) for d in (1, 2, 3)])
+    queries = np.concatenate([codes[:3], _codes(rng, 4, 16, 2)])
+    for bits, order in ((None, "big"), (123, "little")):
+        db = tb.Database(codes, op=op, bits=bits, bitorder=order)
+        for largest in (None, True, False):
+            for k in (1, 10, len(codes)):
+                want = tb.knn(queries, codes, k, op=op, largest=largest, bits=bits, bitorder=order,
+                              dtype=dtype)
+                got = db.knn(queries, k, largest=largest, dtype=dtype)
+                np.testing.assert_array_equal(got[1], want[1])
+                np.testing.assert_array_equal(got[0], want[0])
+            for t in (0.3, 0.5, 0.8, 40, 100):
+                want = tb.range_search(queries, codes, t, op=op, largest=largest, bits=bits,
+                                       bitorder=order, dtype=dtype)
+                got = tb.range_search(queries, db, t, op=op, largest=largest, dtype=dtype)
+                for w, g in zip(want, got):
+                    np.testing.assert_array_equal(g, w)
+    # Saved, loaded memory-mapped, the same.
+    db = tb.Database(codes, op=op)
+    db.save(tmp_path / "db")
+    again = tb.Database.load(tmp_path / "db")
+    for w, g in zip(db.knn(queries, 7), again.knn(queries, 7)):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_a_database_compares_fewer_rows_and_refuses_what_is_not_its_own(tmp_path):
+    rng = np.random.default_rng(22)
+    codes = np.concatenate([_codes(rng, 1000, 32, d) for d in (0, 1, 2, 3)])
+    db = tb.Database(codes)
+    lims, _, idx = db.range_search(codes[5:6], 0.9)
+    assert 5 in idx and db.scanned < len(codes) // 2
+    assert len(db) == len(codes) and db.shape == codes.shape
+    with pytest.raises(ValueError, match="bits"):
+        db.knn(codes[:1], 3, bits=100)
+    with pytest.raises(ValueError, match="prepared for"):
+        tb.knn(codes[:1], db, 3, op="dice")
+    with pytest.raises(ValueError):
+        tb.Database(codes, op="hamming_distance")
+    # Parts changed on disk are refused when loaded.
+    db.save(tmp_path / "db")
+    counts = np.load(tmp_path / "db" / "counts.npy")
+    counts[3] += 1
+    np.save(tmp_path / "db" / "counts.npy", counts)
+    with pytest.raises(ValueError):
+        tb.Database.load(tmp_path / "db")
+
+
+def test_a_database_of_morgan_fingerprints_gives_the_plain_results():
+    fps, codes, _ = _morgan(1500)
+    db = tb.Database(codes, op="tanimoto")
+    queries = codes[::150]
+    for w, g in zip(tb.knn(queries, codes, 50, op="tanimoto"), db.knn(queries, 50)):
+        np.testing.assert_array_equal(g, w)
+    for t in (0.5, 0.7):
+        want = tb.range_search(queries, codes, t, op="tanimoto", dtype="float64")
+        got = db.range_search(queries, t, dtype="float64")
+        for w, g in zip(want, got):
+            np.testing.assert_array_equal(g, w)
+        assert db.scanned < len(queries) * len(codes)

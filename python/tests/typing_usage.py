@@ -27,6 +27,11 @@ distances, indices = tb.knn(queries, codes, k=10, device="auto")
 lims: NDArray[np.int64]
 hits: NDArray[np.int64]
 lims, _, hits = tb.range_search(queries, codes, 20.5, op="hamming_cdist")
+similar: NDArray[Any] = tb.tanimoto(queries, codes, dtype="float64")
+db = tb.Database(codes, op="tanimoto")
+best, best_rows = db.knn(queries, 3)
+lims2, _, hits2 = tb.range_search(queries, db, 0.5)
+scanned: int = db.scanned
 total: int = int(tb.bitwise_count_sum(codes))
 rows: NDArray[Any] = tb.bitwise_xor_reduce(codes, axis=1)
 h: NDArray[Any] = tb.hamming_distance(codes, codes[::-1], axis=-1, keepdims=True)

@@ -33,6 +33,7 @@ mod validate;
 
 pub use api::binarize::{Threshold, Thresholds, binarize, binarize_bytes, binarize_into};
 pub use api::compiled::{Compiled, compile};
+pub use api::database::{Database, DatabaseKnn, DatabaseRange};
 pub use api::dynamic::{
     Input, RangeResult, Region, execute, execute_in_buffer, execute_packed,
     execute_pairwise_packed, knn, knn_packed, range_search,

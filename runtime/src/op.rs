@@ -227,6 +227,9 @@ pub struct OpParts {
     pub affine: Option<Affine>,
     /// For a ratio op (`compute = N / D`): the ratio. Its kernels count `a & b`.
     pub ratio: Option<Ratio>,
+    /// For a pairwise sum of the count of a function of the two inputs' bits: that count, as
+    /// multiples of the row's valid bits, `|a|`, `|b|` and `|a & b|`.
+    pub counts: Option<Counts>,
     pub nearest: Nearest,
     /// For a sum whose count is bit-local (no shifts): the bits of its expression at all-zero
     /// inputs at widths 8, 16, 32 and 64, what each zeroed padding bit adds to a count.
@@ -364,6 +367,12 @@ impl OpInfo {
     /// exact value, rounded once to `f32` or `f64`, is each result.
     pub fn ratio(&self) -> Option<Ratio> {
         self.parts.ratio
+    }
+
+    /// For a pairwise sum of the count of a function of the two inputs' bits (HAMMING_CDIST,
+    /// BINARY_DOT): that count as multiples of the row's valid bits, `|a|`, `|b|` and `|a & b|`.
+    pub fn pair_counts(&self) -> Option<Counts> {
+        self.parts.counts
     }
 
     /// Which values knn returns first when a call does not say.
@@ -812,6 +821,7 @@ const NO_KERNELS: OpParts = OpParts {
     pairwise: false,
     affine: None,
     ratio: None,
+    counts: None,
     nearest: Nearest::Smallest,
     zeros: None,
     cpu: &[],

@@ -4,6 +4,7 @@
 
 pub(crate) mod binarize;
 pub(crate) mod compiled;
+pub(crate) mod database;
 pub(crate) mod dynamic;
 pub(crate) mod merge;
 #[cfg(feature = "ndarray")]
