@@ -308,12 +308,21 @@ impl<'d> Database<'d> {
             m.saturating_mul(k).saturating_mul(8),
             "the distances and indices",
         )?;
-        let lists = crate::pool::map(m, |i| self.knn_row(&q, i, k));
+        let blocks = crate::pool::map(m.div_ceil(BLOCK), |b| {
+            let i0 = b * BLOCK;
+            self.block(&q, (i0, (i0 + BLOCK).min(m)), Want::Best(k))
+        });
         let mut values = vec![0u8; m * k * out_dtype.size()];
         let mut indices = Vec::with_capacity(m * k);
         let mut scanned = 0u64;
-        for (i, (list, s)) in lists.into_iter().enumerate() {
+        for (i, (found, s)) in blocks.into_iter().flatten().enumerate() {
             scanned += s;
+            let Found::Best(heap) = found else { continue };
+            let list = if k == 0 {
+                Vec::new()
+            } else {
+                heap.into_sorted_vec()
+            };
             for (j, &(key, idx)) in list.iter().enumerate() {
                 let v = q.result(key);
                 crate::element::write_elem(&mut values, i * k + j, out_dtype.size(), v);
@@ -345,7 +354,18 @@ impl<'d> Database<'d> {
         }
         let q = self.prepare(call, queries, 0, out_dtype)?;
         let limit = key_limit(threshold, q.largest, q.num_max, q.den_max);
-        let rows = crate::pool::map(q.m, |i| self.range_row(&q, i, limit));
+        let blocks = crate::pool::map(q.m.div_ceil(BLOCK), |b| {
+            let i0 = b * BLOCK;
+            self.block(&q, (i0, (i0 + BLOCK).min(q.m)), Want::Below(limit))
+        });
+        let rows: Vec<(Vec<(i64, u64)>, u64)> = blocks
+            .into_iter()
+            .flatten()
+            .map(|(f, s)| match f {
+                Found::Below(hits) => (hits, s),
+                Found::Best(_) => (Vec::new(), s),
+            })
+            .collect();
         let total: usize = rows.iter().map(|r| r.0.len()).sum();
         crate::alloc::check_pair(
             total.saturating_mul(out_dtype.size()),
@@ -463,68 +483,95 @@ impl<'d> Database<'d> {
         Ok((t, lo.unsigned_abs().max(hi.unsigned_abs()), 1))
     }
 
-    /// Query `i`'s best `k` as `(key, original index)`, and the rows it compared.
-    fn knn_row(&self, q: &Query<'_>, i: usize, k: usize) -> (Vec<(u64, i64)>, u64) {
-        let (qrow, a) = q.row(i);
-        let mut best: std::collections::BinaryHeap<(u64, i64)> = Default::default();
-        let mut scanned = 0;
-        if k == 0 {
-            return (Vec::new(), 0);
-        }
-        let mut scratch = Scratch::default();
-        for (bound, g) in self.visit(q, a) {
-            if best.len() == k && best.peek().is_some_and(|&(worst, _)| bound > worst) {
-                break;
+    /// Queries `i0..i1`, each its best `k` as `(key, original index)` or its hits below `limit`
+    /// as `(original index, key)` in index order, and the rows it compared. The block's queries
+    /// go through each group together, one kernel call for those that still need it, so that a
+    /// group's rows come from memory once for all of them: a query skips a group whose bound
+    /// misses its threshold, or is worse than its `k`-th key once it has `k`.
+    fn block(&self, q: &Query<'_>, (i0, i1): (usize, usize), want: Want) -> Vec<(Found, u64)> {
+        let rows: Vec<(Vec<u8>, u64)> = (i0..i1).map(|i| q.row(i)).collect();
+        let bounds: Vec<Vec<u64>> = rows.iter().map(|(_, a)| self.bounds(q, *a)).collect();
+        // The groups in the order of the best bound any of the block's queries has there.
+        let mut order: Vec<(u64, usize)> = (0..self.groups.len())
+            .map(|g| (bounds.iter().map(|b| b[g]).min().unwrap_or(0), g))
+            .collect();
+        order.sort_unstable();
+        let mut found: Vec<(Found, u64)> = rows
+            .iter()
+            .map(|_| match want {
+                Want::Best(_) => (Found::Best(Default::default()), 0),
+                Want::Below(_) => (Found::Below(Vec::new()), 0),
+            })
+            .collect();
+        let mut s = Scratch::default();
+        let mut active = Vec::with_capacity(rows.len());
+        for &(_, g) in &order {
+            active.clear();
+            for (r, (f, _)) in found.iter().enumerate() {
+                let bound = bounds[r][g];
+                let needed = match (f, want) {
+                    (Found::Best(heap), Want::Best(k)) => {
+                        heap.len() < k || heap.peek().is_some_and(|&(worst, _)| bound <= worst)
+                    }
+                    (_, Want::Below(limit)) => bound < limit,
+                    _ => false,
+                };
+                if needed {
+                    active.push(r);
+                }
+            }
+            if active.is_empty() {
+                continue;
             }
             let (_, start, end) = self.groups[g];
-            scanned += (end - start) as u64;
-            self.keys(q, &qrow, a, (start, end), &mut scratch);
-            for (j, &key) in scratch.keys.iter().enumerate() {
-                let item = (key, self.order[start + j]);
-                if best.len() < k {
-                    best.push(item);
-                } else if best.peek().is_some_and(|&top| item < top) {
-                    best.pop();
-                    best.push(item);
+            let n = end - start;
+            self.counts_of(q, &rows, &active, (start, end), &mut s);
+            for (x, &r) in active.iter().enumerate() {
+                let a = rows[r].1;
+                s.keys.clear();
+                s.keys.resize(n, 0);
+                let both = &s.both[x * n..(x + 1) * n];
+                ratio_row(&q.terms, a, &self.counts[start..end], both, &mut s.keys);
+                let (f, scanned) = &mut found[r];
+                *scanned += n as u64;
+                match (f, want) {
+                    (Found::Best(heap), Want::Best(k)) => {
+                        for (j, &key) in s.keys.iter().enumerate() {
+                            let item = (key, self.order[start + j]);
+                            if heap.len() < k {
+                                heap.push(item);
+                            } else if heap.peek().is_some_and(|&top| item < top) {
+                                heap.pop();
+                                heap.push(item);
+                            }
+                        }
+                    }
+                    (Found::Below(hits), Want::Below(limit)) => {
+                        for (j, &key) in s.keys.iter().enumerate() {
+                            if key < limit {
+                                hits.push((self.order[start + j], key));
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
-        (best.into_sorted_vec(), scanned)
-    }
-
-    /// Query `i`'s hits as `(original index, key)` in index order, and the rows it compared.
-    fn range_row(&self, q: &Query<'_>, i: usize, limit: u64) -> (Vec<(i64, u64)>, u64) {
-        let (qrow, a) = q.row(i);
-        let mut hits = Vec::new();
-        let mut scanned = 0;
-        let mut scratch = Scratch::default();
-        for (bound, g) in self.visit(q, a) {
-            if bound >= limit {
-                break;
-            }
-            let (_, start, end) = self.groups[g];
-            scanned += (end - start) as u64;
-            self.keys(q, &qrow, a, (start, end), &mut scratch);
-            for (j, &key) in scratch.keys.iter().enumerate() {
-                if key < limit {
-                    hits.push((self.order[start + j], key));
-                }
+        for (f, _) in &mut found {
+            if let Found::Below(hits) = f {
+                hits.sort_unstable();
             }
         }
-        hits.sort_unstable();
-        (hits, scanned)
+        found
     }
 
-    /// The groups in the order a query of count `a` visits them, best bound first, with their
-    /// bounds (the best key any of their rows can have).
-    fn visit(&self, q: &Query<'_>, a: u64) -> Vec<(u64, usize)> {
+    /// The bound of each group for a query of count `a`: the best key any of its rows can have.
+    fn bounds(&self, q: &Query<'_>, a: u64) -> Vec<u64> {
         let w = self.valid_bits();
         let t = &q.terms;
-        let mut v: Vec<(u64, usize)> = self
-            .groups
+        self.groups
             .iter()
-            .enumerate()
-            .map(|(g, &(b, _, _))| {
+            .map(|&(b, _, _)| {
                 let lo = (a + b).saturating_sub(w);
                 let hi = a.min(b);
                 let at = |x: u64| {
@@ -539,52 +586,68 @@ impl<'d> Database<'d> {
                 let ((n0, d0), (n1, d1)) = (at(lo), at(hi));
                 // A denominator that changes sign (or is 0) over the range: no bound.
                 if d0.signum() != d1.signum() || d0 == 0 || d1 == 0 {
-                    return (0, g);
+                    return 0;
                 }
                 let k0 = key(quotient(n0 as i64, d0 as i64), t.largest);
                 let k1 = key(quotient(n1 as i64, d1 as i64), t.largest);
-                (k0.min(k1), g)
+                k0.min(k1)
             })
-            .collect();
-        v.sort_unstable();
-        v
+            .collect()
     }
 
-    /// The keys of query row `qrow` (count `a`) against rows `start..end` into `s.keys`.
-    fn keys(
+    /// `|a & b|` of the block's queries `active` against rows `start..end`, into `s.both`
+    /// (a row of `end - start` counts per query).
+    fn counts_of(
         &self,
         q: &Query<'_>,
-        qrow: &[u8],
-        a: u64,
+        rows: &[(Vec<u8>, u64)],
+        active: &[usize],
         (start, end): (usize, usize),
         s: &mut Scratch,
     ) {
         let n = end - start;
-        let es = self.dtype.size();
         s.both.clear();
-        s.both.resize(n, 0);
-        s.keys.clear();
-        s.keys.resize(n, 0);
-        if q.row > 0 && n > 0 {
-            let task = PairTask {
-                a: qrow,
-                a_rows: 1,
-                a_stride: q.row,
-                b: &self.codes[start * q.row..end * q.row],
-                b_rows: n,
-                b_stride: q.row,
-                k: self.elements,
-                elem_size: es,
-                packed: None,
-                wide_words: q.row.div_ceil(8),
-                op: ReduceOp::Sum,
-                identity: 0,
-            };
-            pair_and(&task, &mut PairOut::tile(&mut s.both, n));
+        s.both.resize(active.len() * n, 0);
+        if q.row == 0 || n == 0 {
+            return;
         }
-        ratio_row(&q.terms, a, &self.counts[start..end], &s.both, &mut s.keys);
+        s.queries.clear();
+        for &r in active {
+            s.queries.extend_from_slice(&rows[r].0);
+        }
+        let task = PairTask {
+            a: &s.queries,
+            a_rows: active.len(),
+            a_stride: q.row,
+            b: &self.codes[start * q.row..end * q.row],
+            b_rows: n,
+            b_stride: q.row,
+            k: self.elements,
+            elem_size: self.dtype.size(),
+            packed: None,
+            wide_words: q.row.div_ceil(8),
+            op: ReduceOp::Sum,
+            identity: 0,
+        };
+        pair_and(&task, &mut PairOut::tile(&mut s.both, n));
     }
 }
+
+/// What a block of queries looks for: each its best `k`, or its hits below a key.
+#[derive(Clone, Copy)]
+enum Want {
+    Best(usize),
+    Below(u64),
+}
+
+/// What a query found: its best keys so far (the worst on top), or its hits.
+enum Found {
+    Best(std::collections::BinaryHeap<(u64, i64)>),
+    Below(Vec<(i64, u64)>),
+}
+
+/// Queries a block takes together through the groups.
+const BLOCK: usize = 16;
 
 /// A validated query call.
 struct Query<'q> {
@@ -622,6 +685,7 @@ impl Query<'_> {
 
 #[derive(Default)]
 struct Scratch {
+    queries: Vec<u8>,
     both: Vec<u64>,
     keys: Vec<u64>,
 }
