@@ -6,8 +6,9 @@
 //! kernel and WGSL kernels for any GPU that wgpu drives, lowered from the same expression and
 //! identical to the bit; validation for calls whose types are known only at run time; and
 //! rustdoc with DirectML's "Tensor support" tables. The spec also declares reductions over axes,
-//! all-pairs ops between the rows of two tensors and k-nearest-neighbour search over them: the
-//! Hamming distances of binary embeddings and the XNOR-popcount products of binary networks.
+//! all-pairs ops between the rows of two tensors and k-nearest-neighbour and range search over
+//! them: the Hamming distances of binary embeddings, the XNOR-popcount products of binary networks
+//! and, as exact ratios of counts, the Tanimoto and Dice similarities of fingerprints.
 //!
 //! The DirectML bitwise family and the reduction and Hamming ops are in [`ops`], declared with the
 //! macro itself.
@@ -35,6 +36,8 @@
 //!   numpy).
 //! - [`Tensor`] and [`Options`] for typed calls; [`execute`] and [`compile`] for calls whose
 //!   types are known only at run time; [`knn`] for nearest neighbours through the dynamic API.
+//! - [`range_search`] for every row within a threshold, [`Database`] for codes prepared for many
+//!   queries (pruned by their counts), [`merge_topk`] for knn over shards.
 //! - [`binarize`] and [`rescore`]: the binary-embedding pipeline (`np.packbits(x > t)`, then
 //!   float rescoring of the candidates).
 //! - `GpuExecutor` and `Target` (feature `gpu`, on by default) to run on a GPU or on a framework's

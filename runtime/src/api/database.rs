@@ -14,6 +14,7 @@
 use super::dynamic::RangeResult;
 use crate::cpu::pair::pair_and;
 use crate::cpu::simd::{ones, ratio_row};
+use crate::cpu::tuning::{DATABASE_BLOCK, DATABASE_PART_BYTES};
 use crate::error::{Error, Result};
 use crate::op::{Call, OpInfo, PairOut, PairTask, ReduceOp};
 use crate::ratio::{Terms, Writes, key, key_limit, key_value, quotient};
@@ -308,9 +309,9 @@ impl<'d> Database<'d> {
             m.saturating_mul(k).saturating_mul(8),
             "the distances and indices",
         )?;
-        let blocks = crate::pool::map(m.div_ceil(BLOCK), |b| {
-            let i0 = b * BLOCK;
-            self.block(&q, (i0, (i0 + BLOCK).min(m)), Want::Best(k))
+        let blocks = crate::pool::map(m.div_ceil(DATABASE_BLOCK), |b| {
+            let i0 = b * DATABASE_BLOCK;
+            self.block(&q, (i0, (i0 + DATABASE_BLOCK).min(m)), Want::Best(k))
         });
         let mut values = vec![0u8; m * k * out_dtype.size()];
         let mut indices = Vec::with_capacity(m * k);
@@ -354,9 +355,9 @@ impl<'d> Database<'d> {
         }
         let q = self.prepare(call, queries, 0, out_dtype)?;
         let limit = key_limit(threshold, q.largest, q.num_max, q.den_max);
-        let blocks = crate::pool::map(q.m.div_ceil(BLOCK), |b| {
-            let i0 = b * BLOCK;
-            self.block(&q, (i0, (i0 + BLOCK).min(q.m)), Want::Below(limit))
+        let blocks = crate::pool::map(q.m.div_ceil(DATABASE_BLOCK), |b| {
+            let i0 = b * DATABASE_BLOCK;
+            self.block(&q, (i0, (i0 + DATABASE_BLOCK).min(q.m)), Want::Below(limit))
         });
         let rows: Vec<(Vec<(i64, u64)>, u64)> = blocks
             .into_iter()
@@ -523,37 +524,43 @@ impl<'d> Database<'d> {
             if active.is_empty() {
                 continue;
             }
-            let (_, start, end) = self.groups[g];
-            let n = end - start;
-            self.counts_of(q, &rows, &active, (start, end), &mut s);
-            for (x, &r) in active.iter().enumerate() {
-                let a = rows[r].1;
-                s.keys.clear();
-                s.keys.resize(n, 0);
-                let both = &s.both[x * n..(x + 1) * n];
-                ratio_row(&q.terms, a, &self.counts[start..end], both, &mut s.keys);
-                let (f, scanned) = &mut found[r];
-                *scanned += n as u64;
-                match (f, want) {
-                    (Found::Best(heap), Want::Best(k)) => {
-                        for (j, &key) in s.keys.iter().enumerate() {
-                            let item = (key, self.order[start + j]);
-                            if heap.len() < k {
-                                heap.push(item);
-                            } else if heap.peek().is_some_and(|&top| item < top) {
-                                heap.pop();
-                                heap.push(item);
+            let (_, g0, g1) = self.groups[g];
+            // A part of the group at a time, so that it stays in the cache while the block's
+            // queries pass over it.
+            let part = (DATABASE_PART_BYTES / q.row.max(1)).max(1);
+            for start in (g0..g1).step_by(part) {
+                let end = (start + part).min(g1);
+                let n = end - start;
+                self.counts_of(q, &rows, &active, (start, end), &mut s);
+                for (x, &r) in active.iter().enumerate() {
+                    let a = rows[r].1;
+                    s.keys.clear();
+                    s.keys.resize(n, 0);
+                    let both = &s.both[x * n..(x + 1) * n];
+                    ratio_row(&q.terms, a, &self.counts[start..end], both, &mut s.keys);
+                    let (f, scanned) = &mut found[r];
+                    *scanned += n as u64;
+                    match (f, want) {
+                        (Found::Best(heap), Want::Best(k)) => {
+                            for (j, &key) in s.keys.iter().enumerate() {
+                                let item = (key, self.order[start + j]);
+                                if heap.len() < k {
+                                    heap.push(item);
+                                } else if heap.peek().is_some_and(|&top| item < top) {
+                                    heap.pop();
+                                    heap.push(item);
+                                }
                             }
                         }
-                    }
-                    (Found::Below(hits), Want::Below(limit)) => {
-                        for (j, &key) in s.keys.iter().enumerate() {
-                            if key < limit {
-                                hits.push((self.order[start + j], key));
+                        (Found::Below(hits), Want::Below(limit)) => {
+                            for (j, &key) in s.keys.iter().enumerate() {
+                                if key < limit {
+                                    hits.push((self.order[start + j], key));
+                                }
                             }
                         }
+                        _ => {}
                     }
-                    _ => {}
                 }
             }
         }
@@ -645,9 +652,6 @@ enum Found {
     Best(std::collections::BinaryHeap<(u64, i64)>),
     Below(Vec<(i64, u64)>),
 }
-
-/// Queries a block takes together through the groups.
-const BLOCK: usize = 16;
 
 /// A validated query call.
 struct Query<'q> {

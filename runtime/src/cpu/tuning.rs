@@ -86,6 +86,14 @@ pub(crate) const CHUNK_BYTES: usize = 8192;
 /// query against 200,000).
 pub(crate) const RATIO_B_BYTES: usize = 256 << 10;
 
+/// Queries a prepared database takes together through its groups of rows: each group's rows come
+/// from memory once for all of them (`benches/compare_similarity.py`, knn with k = 1000).
+pub(crate) const DATABASE_BLOCK: usize = 16;
+
+/// Bytes of a group's rows a database's block of queries passes over before the next: half a
+/// core's L2 (`benches/compare_similarity.py`, knn with k = 1000).
+pub(crate) const DATABASE_PART_BYTES: usize = 256 << 10;
+
 /// Bytes of each input per call of a reduction's fused kernel when it reads them in place.
 /// `tensorbits bench bitwise_count_sum --shape 4096,4096`.
 pub(crate) const DIRECT_BYTES: usize = 8 * CHUNK_BYTES;
