@@ -220,3 +220,34 @@ fn parts_make_the_database_again_and_foreign_parts_are_refused() {
     .unwrap_err();
     assert!(!e.to_string().is_empty());
 }
+
+#[test]
+fn rows_of_no_bits_and_databases_of_no_rows() {
+    let op = <ops::Tanimoto as Op>::INFO;
+    let (dq, db) = (
+        TensorDesc::new(DataType::U8, &[2, 0]).unwrap(),
+        TensorDesc::new(DataType::U8, &[3, 0]).unwrap(),
+    );
+    let d = Database::new(op, &Call::default(), &db, &[]).unwrap();
+    assert_eq!(d.counts(), &[0, 0, 0]);
+    let want = plain_knn(
+        op,
+        &Call::default(),
+        (&dq, &[]),
+        (&db, &[]),
+        2,
+        DataType::F32,
+    );
+    let got = d
+        .knn(&Call::default(), (&dq, &[]), 2, DataType::F32)
+        .unwrap();
+    assert_eq!((got.values, got.indices), want);
+    let empty = TensorDesc::new(DataType::U8, &[0, 8]).unwrap();
+    let e = Database::new(op, &Call::default(), &empty, &[]).unwrap();
+    assert!(e.is_empty());
+    let q = TensorDesc::new(DataType::U8, &[1, 8]).unwrap();
+    let r = e
+        .range_search(&Call::default(), (&q, &[0u8; 8]), 0.5, DataType::F32)
+        .unwrap();
+    assert_eq!((r.hits.lims, r.scanned), (vec![0, 0], 0));
+}

@@ -98,11 +98,18 @@ impl Database<'static> {
         let len = n.checked_mul(row).ok_or_else(|| too_large(op))?;
         crate::alloc::check_allocation(len.saturating_add(n.saturating_mul(16)), "database")?;
         let mut rows = vec![0u8; len];
-        for (dst, src) in rows.chunks_exact_mut(row.max(1)).zip(bytes.chunks(k * es)) {
+        for (dst, src) in rows
+            .chunks_exact_mut(row.max(1))
+            .zip(bytes.chunks((k * es).max(1)))
+        {
             dst.copy_from_slice(&src[..row]);
             zero_padding(&plan, dst);
         }
-        let counts: Vec<u64> = rows.chunks(row.max(1)).take(n).map(ones).collect();
+        // Rows of no bytes count nothing.
+        let counts: Vec<u64> = match row {
+            0 => vec![0; n],
+            _ => rows.chunks(row).map(ones).collect(),
+        };
         let mut order: Vec<usize> = (0..n).collect();
         // Stable: rows of one count keep their original order.
         order.sort_by_key(|&j| counts[j]);
@@ -156,8 +163,10 @@ impl<'d> Database<'d> {
             )));
         }
         let mut seen = vec![false; n];
-        for (j, (code, &c)) in codes.chunks(row.max(1)).zip(counts).enumerate() {
-            let mut z = code.to_vec();
+        let mut z = vec![0u8; row];
+        for (j, &c) in counts.iter().enumerate() {
+            let code = &codes[j * row..(j + 1) * row];
+            z.copy_from_slice(code);
             zero_padding(&plan, &mut z);
             if z != code || ones(code) != c || (j > 0 && counts[j - 1] > c) {
                 return Err(bad(format!(
