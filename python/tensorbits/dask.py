@@ -66,8 +66,13 @@ def _largest(op, largest, dtype):
     """Whether the op (or ``largest``) ranks the largest values first: from a two-code knn."""
     if largest is not None:
         return bool(largest)
-    d, _ = _tb.knn(np.zeros((1, 1), np.uint8), np.array([[0], [255]], np.uint8), 2, op=op, dtype=dtype)
-    return bool(d[0, 0] > d[0, 1])
+    # A code against itself and against its complement (and, where those tie, all ones against
+    # all ones and all zeros): the two results in the op's order.
+    for q, b in (([0xF0], [[0xF0], [0x0F]]), ([0xFF], [[0xFF], [0x00]])):
+        d, _ = _tb.knn(np.array([q], np.uint8), np.array(b, np.uint8), 2, op=op, dtype=dtype)
+        if d[0, 0] != d[0, 1]:
+            return bool(d[0, 0] > d[0, 1])
+    return False
 
 
 def _offsets(chunks):
@@ -125,11 +130,17 @@ def knn(a, b, k, *, split_every=8, **options):
                        options.get("dtype"))
     offsets = _offsets(b.chunks[0])
     blocks = [b.blocks[j, 0] for j in range(len(b.chunks[0]))]
+    exact = options
+    if probe_d.dtype.kind == "f" and probe_d.dtype != np.float64:
+        # A similarity's float32 can round two fractions alike, which the merge would then rank
+        # by index: the parts rank by their float64 results (different for different fractions),
+        # rounded to float32 once merged, as the whole call's are.
+        exact = dict(options, dtype="float64")
     part = dask.delayed(_part, pure=True)
     merge = dask.delayed(_merge, pure=True)
     dists, idxs = [], []
     for qa, rows in queries:
-        level = [part(qa, blk, k, off, options)
+        level = [part(qa, blk, k, off, exact)
                  for blk, off, m in zip(blocks, offsets, b.chunks[0]) if m > 0]
         while len(level) > 1:
             level = [merge(level[i:i + split_every], k, largest)
@@ -138,6 +149,8 @@ def knn(a, b, k, *, split_every=8, **options):
             level = [dask.delayed(lambda r: (np.zeros((r, 0), probe_d.dtype),
                                              np.zeros((r, 0), np.int64)))(rows)]
         top = level[0]
+        if exact is not options:
+            top = dask.delayed(lambda t: (t[0].astype(probe_d.dtype), t[1]), pure=True)(top)
         dists.append(da.from_delayed(top[0], (rows, k), probe_d.dtype))
         idxs.append(da.from_delayed(top[1], (rows, k), np.int64))
     return da.concatenate(dists, axis=0), da.concatenate(idxs, axis=0)

@@ -77,6 +77,28 @@ def test_largest_first_ops_and_chunked_queries(client, tbd):
         np.testing.assert_array_equal(got[1], want[1])
 
 
+def test_similarities_that_round_alike_rank_as_the_whole_call(client, tbd):
+    import dask.array as da
+
+    # 5718 / 10007 and 5722 / 10014 are one float32; the second fraction is the larger, in the
+    # second chunk: merged by float32 values, the first chunk's lower index would win.
+    bits = np.zeros((3, 16384), np.uint8)
+    bits[0, :10007] = 1
+    bits[1, :5718] = 1
+    bits[2, :5722] = 1
+    bits[2, 10007:10014] = 1
+    codes = np.packbits(bits, axis=1)
+    q, b = codes[:1], codes[1:]
+    assert np.float32(5718 / 10007) == np.float32(5722 / 10014)
+    want = tb.knn(q, b, 1, op="tanimoto")
+    assert want[1][0, 0] == 1
+    d, i = tbd.knn(q, da.from_array(b, chunks=(1, -1)), 1, op="tanimoto")
+    got = client.compute([d, i], sync=True)
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[0].dtype == np.float32
+
+
 def test_range_search_equals_the_whole_search(client, tbd):
     import dask.array as da
 
