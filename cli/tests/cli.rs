@@ -340,6 +340,7 @@ fn the_readme_commands_run_as_shown() {
         ("x.npy", DataType::U8, [6, 8]),
         ("queries.npy", DataType::U8, [4, 32]),
         ("codes.npy", DataType::U8, [300, 32]),
+        ("fps.npy", DataType::U8, [200, 256]),
         ("emb.npy", DataType::F32, [5, 64]),
     ] {
         let data = random_bytes(&mut rng, dt, shape[0] * shape[1]);
