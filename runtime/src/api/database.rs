@@ -147,21 +147,12 @@ impl<'d> Database<'d> {
         order: &'d [i64],
     ) -> Result<Database<'d>> {
         let n = counts.len();
-        let desc = TensorDesc::new(dtype, &[n, k])?;
-        let (plan, _) = checked(op, call, &desc, &desc, 0)?;
-        let elements = reduced(&plan);
+        let (plan, elements) = parts_plan(op, call, (dtype, k), codes, counts, order)?;
         let row = elements * dtype.size();
         let bad = |reason: String| Error::BadArgument {
             op: "Database",
             reason,
         };
-        if Some(codes.len()) != n.checked_mul(row) || order.len() != n {
-            return Err(bad(format!(
-                "{} bytes of codes, {n} counts and {} indices: expected {n} rows of {row} bytes",
-                codes.len(),
-                order.len()
-            )));
-        }
         let mut seen = vec![false; n];
         let mut z = vec![0u8; row];
         for (j, &c) in counts.iter().enumerate() {
@@ -205,16 +196,7 @@ impl<'d> Database<'d> {
         counts: &'d [u64],
         order: &'d [i64],
     ) -> Result<Database<'d>> {
-        let n = counts.len();
-        let desc = TensorDesc::new(dtype, &[n, k])?;
-        let (plan, _) = checked(op, call, &desc, &desc, 0)?;
-        let elements = reduced(&plan);
-        if Some(codes.len()) != n.checked_mul(elements * dtype.size()) || order.len() != n {
-            return Err(Error::BadArgument {
-                op: "Database",
-                reason: "the parts' lengths do not match".to_owned(),
-            });
-        }
+        let (_, elements) = parts_plan(op, call, (dtype, k), codes, counts, order)?;
         Database::assemble(
             op,
             call,
@@ -701,6 +683,34 @@ struct Scratch {
     queries: Vec<u8>,
     both: Vec<u64>,
     keys: Vec<u64>,
+}
+
+/// The plan of a database's parts for `op` under `call` (rows of `k` elements of `dtype`) and
+/// the elements of a row it keeps, once their lengths are checked against each other.
+fn parts_plan(
+    op: &'static OpInfo,
+    call: &Call,
+    (dtype, k): (DataType, usize),
+    codes: &[u8],
+    counts: &[u64],
+    order: &[i64],
+) -> Result<(Plan, usize)> {
+    let n = counts.len();
+    let desc = TensorDesc::new(dtype, &[n, k])?;
+    let (plan, _) = checked(op, call, &desc, &desc, 0)?;
+    let elements = reduced(&plan);
+    let row = elements * dtype.size();
+    if Some(codes.len()) != n.checked_mul(row) || order.len() != n {
+        return Err(Error::BadArgument {
+            op: "Database",
+            reason: format!(
+                "{} bytes of codes, {n} counts and {} indices: expected {n} rows of {row} bytes",
+                codes.len(),
+                order.len()
+            ),
+        });
+    }
+    Ok((plan, elements))
 }
 
 /// Validates a knn call of `op` on `a` against `b` with the op's default output type.
