@@ -1,7 +1,7 @@
 """Times a few all-pairs and knn cells with two installs of tensorbits, alternating processes, and
 prints each build's median and their ratio: an A/B of two builds on one noisy machine.
 
-    python3 benches/ab_cells.py OLD_PYTHON NEW_PYTHON [--rounds 6]
+    python3 benches/ab_cells.py OLD_PYTHON NEW_PYTHON [--rounds 6] [--cells streams]
 
 Each PYTHON is an interpreter with numpy and one build of tensorbits installed (for instance a
 venv with the wheel of `bash python/build_wheel.sh` from each commit). A cell is (op, code bytes,
@@ -21,6 +21,13 @@ CELLS = [
     ("cdist", 4, 1000, 1000, 0),
     ("cdist", 16, 100, 1000, 0),
     ("knn", 32, 100, 100000, 10),
+]
+
+# `--cells streams`: one and ten queries against rows of `b` as they lie, the vector streams' sizes.
+STREAMS = [
+    (op, size, m, 100000, 10 if op == "knn" else 0)
+    for size in (4, 8, 12, 16, 32, 48, 64, 96, 128, 200, 256, 512)
+    for op, m in (("cdist", 1), ("knn", 10))
 ]
 
 # Run in each interpreter: the median time per call of every cell, in seconds, on one line.
@@ -57,18 +64,20 @@ def main():
     p.add_argument("old")
     p.add_argument("new")
     p.add_argument("--rounds", type=int, default=6)
+    p.add_argument("--cells", choices=["default", "streams"], default="default")
     args = p.parse_args()
+    cells = STREAMS if args.cells == "streams" else CELLS
     times = {"old": [], "new": []}
     for _ in range(args.rounds):
         for name in ("old", "new"):
             py = getattr(args, name)
-            r = subprocess.run([py, "-c", CHILD, repr(CELLS)], capture_output=True, text=True)
+            r = subprocess.run([py, "-c", CHILD, repr(cells)], capture_output=True, text=True)
             if r.returncode != 0:
                 sys.exit(f"error: {py}: {r.stderr.strip()}")
             times[name].append([float(x) for x in r.stdout.split()])
     print("| op | code bytes | queries | database | k | old (us) | new (us) | new / old |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for i, (op, size, m, n, k) in enumerate(CELLS):
+    for i, (op, size, m, n, k) in enumerate(cells):
         old = statistics.median(t[i] for t in times["old"])
         new = statistics.median(t[i] for t in times["new"])
         print(f"| {op} | {size} | {m} | {n} | {k or ''} | {old * 1e6:.1f} | {new * 1e6:.1f} | {new / old:.2f} |")

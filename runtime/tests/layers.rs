@@ -15,7 +15,8 @@ const ORDER: &[&str] = &[
 /// Inside `cpu/`, the same rule between its files: the tuned sizes and thresholds, the strategy
 /// that picks a driver's blocking and thread split from them, the accumulators, instruction-set
 /// detection,
-/// streaming stores, the element loops, the pair tiles, their vector blocks, the dispatch to
+/// streaming stores, the element loops, the pair tiles, the vector trait, its instruction sets
+/// and the streams written over it, their vector blocks, the dispatch to
 /// instruction sets, the walk, knn's selection, the reduction and pair
 /// drivers. `mod.rs` (the entry points and the kernels generated code calls) sits above them all.
 const CPU_ORDER: &[&str] = &[
@@ -26,8 +27,9 @@ const CPU_ORDER: &[&str] = &[
     "stream",
     "kernel",
     "tiles",
+    "vector",
     "x86",
-    "avx512_emit",
+    "streams",
     "avx512_groups",
     "avx512_stream",
     "x86_blocks",

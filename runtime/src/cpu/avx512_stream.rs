@@ -6,11 +6,12 @@
     reason = "x86_64 vector intrinsics; each use states its safety"
 )]
 
-use super::avx512_emit::*;
 use super::avx512_groups::*;
 use super::isa::isa_fn;
 use super::strategy::window_words;
+use super::streams::{code_count, stream_long, stream_words};
 use super::tiles::padding_count;
+use super::vector::{Vector, emit};
 use super::x86::*;
 use crate::element::WideExpr;
 use crate::op::{PairOut, PairTask};
@@ -80,24 +81,24 @@ impl<const VP: bool> Avx512<VP> {
             6 => self.stream_short::<E, 6>(task, out),
             7 => self.stream_short::<E, 7>(task, out),
             4 => self.stream_dwords::<E>(task, out),
-            8 => self.stream_words::<E, 1>(task, out),
-            16 => self.stream_words::<E, 2>(task, out),
-            32 => self.stream_words::<E, 4>(task, out),
-            64 => self.stream_words::<E, 8>(task, out),
-            // Several registers per code.
-            128 => self.stream_long::<E, 2>(task, out),
-            192 => self.stream_long::<E, 3>(task, out),
-            256 => self.stream_long::<E, 4>(task, out),
-            // Whole registers and a part of one.
+            8 => stream_words::<_, E, 1>(self, task, out),
+            16 => self.stream_pairs::<E>(task, out),
+            32 => stream_words::<_, E, 4>(self, task, out),
+            64 => stream_words::<_, E, 8>(self, task, out),
+            // Several registers per code, the query held in registers.
+            128 => stream_long::<_, E, 2, false>(self, task, out),
+            192 => stream_long::<_, E, 3, false>(self, task, out),
+            256 => stream_long::<_, E, 4, false>(self, task, out),
+            // Whole registers and a masked load of the rest, masked again after the expression.
             65..256 => match bytes / 64 {
-                1 => self.stream_long_tail::<E, 1>(task, out),
-                2 => self.stream_long_tail::<E, 2>(task, out),
-                _ => self.stream_long_tail::<E, 3>(task, out),
+                1 => stream_long::<_, E, 1, true>(self, task, out),
+                2 => stream_long::<_, E, 2, true>(self, task, out),
+                _ => stream_long::<_, E, 3, true>(self, task, out),
             },
             // Longer codes: as many registers as they take, the query read from memory.
             257.. => match bytes.is_multiple_of(64) {
-                true => self.stream_regs::<E, false>(task, out),
-                false => self.stream_regs::<E, true>(task, out),
+                true => stream_long::<_, E, 0, false>(self, task, out),
+                false => stream_long::<_, E, 0, true>(self, task, out),
             },
             // Other sizes under 64 bytes: two or four codes per register where their bytes fit
             // windows of 16 or 32, else one code per register.
@@ -111,160 +112,29 @@ impl<const VP: bool> Avx512<VP> {
         true
     }
 
-    /// [`stream`](Self::stream) for codes of `L` 64-bit words.
+    /// [`stream`](Self::stream) for codes of two words ([`Pairs`]): sixteen codes a register of
+    /// results.
     #[inline(always)]
-    fn stream_words<E: WideExpr, const L: usize>(
-        self,
-        task: &PairTask<'_>,
-        out: &mut PairOut<'_, '_>,
-    ) {
-        match L {
-            2 => self.stream_whole::<E, Pairs<E, VP>>(task, out),
-            _ => self.stream_whole::<E, Words<E, L, VP>>(task, out),
-        }
-    }
-
-    /// [`stream`](Self::stream) for codes of `R` whole registers (128, 192 or 256 bytes): each
-    /// code's registers counted and summed in one register, eight codes' registers reduced to
-    /// one of their eight counts as [`code_sums`](Self::code_sums) reduces codes of eight words.
-    #[inline(always)]
-    fn stream_long<E: WideExpr, const R: usize>(
-        self,
-        task: &PairTask<'_>,
-        out: &mut PairOut<'_, '_>,
-    ) {
-        self.stream_whole::<E, Long<E, R, VP>>(task, out)
-    }
-
-    /// [`stream`](Self::stream) for codes of 65 to 255 bytes that are not a multiple of 64: `R`
-    /// whole registers and a masked load of the rest of each code, the rest's register masked
-    /// after the expression (so that XNOR does not count its padding), each code's registers
-    /// summed in one and eight codes' reduced as [`stream_long`](Self::stream_long) reduces
-    /// them. These sizes went to the packed tile before, where a call of few queries paid for
-    /// packing `b`.
-    #[inline(always)]
-    fn stream_long_tail<E: WideExpr, const R: usize>(
-        self,
-        task: &PairTask<'_>,
-        out: &mut PairOut<'_, '_>,
-    ) {
-        let bytes = task.k * task.elem_size;
-        debug_assert!(bytes / 64 == R && !bytes.is_multiple_of(64));
+    fn stream_pairs<E: WideExpr>(self, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
         let n = task.b_rows;
-        let b = &task.b[..n * bytes];
-        let rest = bytes - R * 64;
-        let mask = u64::MAX >> (64 - rest);
-        // The query and the codes counted one at a time, as whole words.
-        let ww = bytes.div_ceil(8);
-        let pad = padding_count::<E>(bytes, ww);
+        let b = &task.b[..n * 16];
         for i in 0..task.a_rows {
-            let mut qp = [0u8; 256];
-            qp[..bytes].copy_from_slice(&task.a[i * task.a_stride..i * task.a_stride + bytes]);
-            // SAFETY: the value's features are present (see `Avx512`); `qp` holds 256
-            // bytes; the codes `c < n` are read by `R` loads of 64 bytes and a masked
-            // load of their other `rest` bytes, inside `b` (`n * bytes` bytes, checked by the
-            // slice).
-            let done = unsafe {
-                let mut q = [V512(_mm512_setzero_si512()); R];
-                for (t, v) in q.iter_mut().enumerate() {
-                    *v = V512(_mm512_loadu_si512(qp.as_ptr().add(t * 64).cast()));
-                }
-                let src = LongTail::<E, R, VP> {
-                    isa: self,
-                    b: b.as_ptr(),
-                    q,
-                    q_rest: V512(_mm512_loadu_si512(qp.as_ptr().add(R * 64).cast())),
-                    bytes,
-                    mask,
-                    keep: _mm512_movm_epi8(mask),
-                    expr: std::marker::PhantomData,
-                };
-                emit::<false, _>(out, i, n, &src)
+            let q = &task.a[i * task.a_stride..i * task.a_stride + 16];
+            let lanes: [u64; 8] = std::array::from_fn(|k| {
+                let w = k % 2;
+                u64::from_le_bytes(q[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]))
+            });
+            let src = Pairs::<E, VP> {
+                isa: self,
+                b: b.as_ptr(),
+                q: self.set(&lanes),
+                expr: std::marker::PhantomData,
             };
-            // The codes past the registers (of a row of fewer than sixteen), one at a time.
+            // SAFETY: the groups read codes `c..c + 16` for `c + 16 <= n`, inside `b` (`n`
+            // codes, checked by the slice).
+            let done = unsafe { emit(self, out, i, n, &src) };
             for j in done..n {
-                let d = padded_count::<E>(&qp[..ww * 8], &b[j * bytes..(j + 1) * bytes], pad);
-                out.put_run(i, j, &[d]);
-            }
-        }
-    }
-
-    /// [`stream`](Self::stream) for codes of more than 256 bytes: their whole registers (and,
-    /// with `TAIL`, a masked load of the rest, masked again after the expression), with the
-    /// query in memory rather than in registers, each of its registers loaded once for eight
-    /// codes. Eight codes' counts are reduced as [`stream_long`](Self::stream_long) reduces
-    /// them; the codes past the registers (of a row of fewer than sixteen) are counted one at a
-    /// time in the same registers.
-    /// These sizes went to the tiles before, whose packing of `b` a code that is not whole
-    /// words needs, and a single query ran well behind FAISS.
-    #[inline(always)]
-    fn stream_regs<E: WideExpr, const TAIL: bool>(
-        self,
-        task: &PairTask<'_>,
-        out: &mut PairOut<'_, '_>,
-    ) {
-        let bytes = task.k * task.elem_size;
-        debug_assert!(bytes > 256 && bytes.is_multiple_of(64) != TAIL);
-        let n = task.b_rows;
-        let b = &task.b[..n * bytes];
-        let regs = bytes / 64;
-        let mask = match TAIL {
-            true => u64::MAX >> (64 - (bytes - regs * 64)),
-            false => 0,
-        };
-        for i in 0..task.a_rows {
-            let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
-            // SAFETY: the value's features are present (see `Avx512`); the query `q` and
-            // each code `c < n` are read by `regs` loads of 64 bytes and a masked load of their
-            // other bytes, inside `q` (checked by the slice) and `b` (`n * bytes` bytes,
-            // checked by the slice).
-            unsafe {
-                let src = Regs::<E, TAIL, VP> {
-                    isa: self,
-                    b: b.as_ptr(),
-                    q: q.as_ptr(),
-                    regs,
-                    bytes,
-                    mask,
-                    keep: _mm512_movm_epi8(mask),
-                    expr: std::marker::PhantomData,
-                };
-                let done = emit::<false, _>(out, i, n, &src);
-                for j in done..n {
-                    let d = _mm512_reduce_add_epi64(src.code(j));
-                    out.put_run(i, j, &[d as u64]);
-                }
-            }
-        }
-    }
-
-    /// The row loop of the streams of codes of whole words ([`WholeCodes`]): each row's query
-    /// set in registers, eight (or sixteen) codes at a time stored by [`emit`], the codes past
-    /// the registers of a row of fewer than sixteen counted one at a time.
-    #[inline(always)]
-    fn stream_whole<E: WideExpr, G: WholeCodes<VP>>(
-        self,
-        task: &PairTask<'_>,
-        out: &mut PairOut<'_, '_>,
-    ) {
-        let (n, bytes) = (task.b_rows, G::BYTES);
-        let b = &task.b[..n * bytes];
-        for i in 0..task.a_rows {
-            let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
-            // SAFETY: the value's features are present (see `Avx512`); `q` holds one
-            // code (checked by the slice), and the groups read codes `c..c + 8` (or `c + 16`)
-            // for `c + 8 <= n` (or `c + 16 <= n`), inside `b` (`n` codes, checked by the slice).
-            let done = unsafe {
-                let src = G::new(self, b.as_ptr(), q);
-                match G::SIXTEEN {
-                    true => emit::<true, _>(out, i, n, &src),
-                    false => emit::<false, _>(out, i, n, &src),
-                }
-            };
-            // The codes past the registers (of a row of fewer than sixteen), one at a time.
-            for j in done..n {
-                let d = words_count::<E>(q, &b[j * bytes..(j + 1) * bytes]);
-                out.put_run(i, j, &[d]);
+                out.put_run(i, j, &[code_count::<E>(q, &b[j * 16..(j + 1) * 16])]);
             }
         }
     }
@@ -299,7 +169,6 @@ impl<const VP: bool> Avx512<VP> {
             keep[w * win + first % 4..w * win + first % 4 + bytes].fill(0xFF);
         }
         let loaded = u64::MAX >> (64 - per * bytes);
-        let pad = padding_count::<E>(bytes, 8);
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
             let mut qw = [0u8; 64];
@@ -321,14 +190,20 @@ impl<const VP: bool> Avx512<VP> {
                     keep: _mm512_loadu_si512(keep.as_ptr().cast()),
                     expr: std::marker::PhantomData,
                 };
-                emit::<false, _>(out, i, n, &src)
+                emit(self, out, i, n, &src)
             };
             // The codes past the registers (of a row of fewer than sixteen), one at a time.
             let mut qp = [0u8; 64];
             qp[..bytes].copy_from_slice(q);
             for j in done..n {
-                let d = padded_count::<E>(&qp, &b[j * bytes..(j + 1) * bytes], pad);
-                out.put_run(i, j, &[d]);
+                out.put_run(
+                    i,
+                    j,
+                    &[code_count::<E>(
+                        &qp[..bytes],
+                        &b[j * bytes..(j + 1) * bytes],
+                    )],
+                );
             }
         }
     }
@@ -363,12 +238,18 @@ impl<const VP: bool> Avx512<VP> {
                     pad: _mm512_set1_epi64(pad as i64),
                     expr: std::marker::PhantomData,
                 };
-                emit::<false, _>(out, i, n, &src)
+                emit(self, out, i, n, &src)
             };
             // The codes past the registers (of a row of fewer than sixteen), one at a time.
             for j in done..n {
-                let d = padded_count::<E>(&qp, &b[j * bytes..(j + 1) * bytes], pad);
-                out.put_run(i, j, &[d]);
+                out.put_run(
+                    i,
+                    j,
+                    &[code_count::<E>(
+                        &qp[..bytes],
+                        &b[j * bytes..(j + 1) * bytes],
+                    )],
+                );
             }
         }
     }
@@ -441,11 +322,7 @@ impl<const VP: bool> Avx512<VP> {
                     shuf: _mm512_loadu_si512(shuf.as_ptr().cast()),
                     expr: std::marker::PhantomData,
                 };
-                if short == 16 {
-                    emit::<true, _>(out, i, n, &src)
-                } else {
-                    emit::<false, _>(out, i, n, &src)
-                }
+                emit(self, out, i, n, &src)
             };
             // The codes past the registers (of a row of fewer than sixteen), one at a time.
             for j in done..n {
@@ -476,7 +353,7 @@ impl<const VP: bool> Avx512<VP> {
                     q: qv,
                     expr: std::marker::PhantomData,
                 };
-                emit::<true, _>(out, i, n, &src)
+                emit(self, out, i, n, &src)
             };
             for j in done..n {
                 let x = u32::from_le_bytes(b[j * 4..j * 4 + 4].try_into().unwrap_or([0; 4]));

@@ -15,8 +15,6 @@ pub(crate) mod accum;
 #[cfg(target_arch = "x86_64")]
 mod avx2_stream;
 #[cfg(target_arch = "x86_64")]
-mod avx512_emit;
-#[cfg(target_arch = "x86_64")]
 mod avx512_groups;
 #[cfg(target_arch = "x86_64")]
 mod avx512_stream;
@@ -32,8 +30,12 @@ mod select;
 pub(crate) mod simd;
 mod strategy;
 pub(crate) mod stream;
+#[cfg(target_arch = "x86_64")]
+mod streams;
 mod tiles;
 pub(crate) mod tuning;
+#[cfg(target_arch = "x86_64")]
+mod vector;
 pub(crate) mod walk;
 #[cfg(target_arch = "x86_64")]
 mod x86;

@@ -8,6 +8,7 @@
     reason = "x86_64 vector intrinsics; each use states its safety"
 )]
 
+use super::vector::{Group, Vector};
 use crate::element::{Lanes, WideExpr};
 use std::arch::x86_64::*;
 
@@ -158,28 +159,6 @@ impl Avx512 {
     }
 }
 
-/// The count of `E` over the 64-bit words of `q` against those of `code` (of the same length,
-/// a multiple of eight bytes): a streaming kernel's codes past its registers, one at a time.
-#[inline(always)]
-pub(super) fn words_count<E: WideExpr>(q: &[u8], code: &[u8]) -> u64 {
-    let word = |w: &[u8]| u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
-    q.chunks_exact(8)
-        .zip(code.chunks_exact(8))
-        .map(|(x, y)| u64::from(E::wide([word(x), word(y)]).count_ones()))
-        .sum()
-}
-
-/// The count of `E` of a query against `code`, both read as whole words: `qp` is the query
-/// widened with zeros to the words of a code, and `code` (of fewer bytes) is widened alike;
-/// `pad`, what those zeros count under `E`, is taken off. The codes past the registers of the
-/// streams whose codes are not whole words (in rows of fewer than sixteen), one at a time.
-#[inline(always)]
-pub(super) fn padded_count<E: WideExpr>(qp: &[u8], code: &[u8], pad: u64) -> u64 {
-    let mut xp = [0u8; 256];
-    xp[..code.len()].copy_from_slice(code);
-    words_count::<E>(qp, &xp[..qp.len()]) - pad
-}
-
 /// Adjacent 64-bit lanes of `x` and of `y` summed, within each 128-bit lane: `[x0 + x1, y0 + y1]`.
 /// A function, not a closure, so that it is compiled with its caller's AVX-512 features.
 ///
@@ -226,26 +205,10 @@ unsafe fn byte_counts512(v: __m512i) -> __m512i {
 }
 
 impl<const VP: bool> Avx512<VP> {
-    /// The bit counts of `v`'s eight 64-bit lanes: VPOPCNTQ, or on F and BW alone the sums of
-    /// its bytes' counts by nibble lookup.
+    /// The bit counts of `v`'s sixteen 32-bit lanes, as [`Vector::count`] counts 64-bit lanes.
     ///
     /// # Safety
     /// As for a value of the type: its features are present.
-    #[inline(always)]
-    pub(super) unsafe fn count64(self, v: __m512i) -> __m512i {
-        // SAFETY: the caller's; registers only. VPOPCNTQ only where `VP` says the CPU has it.
-        unsafe {
-            match VP {
-                true => _mm512_popcnt_epi64(v),
-                false => _mm512_sad_epu8(byte_counts512(v), _mm512_setzero_si512()),
-            }
-        }
-    }
-
-    /// The bit counts of `v`'s sixteen 32-bit lanes, as [`count64`](Self::count64) counts.
-    ///
-    /// # Safety
-    /// As [`count64`](Self::count64).
     #[inline(always)]
     pub(super) unsafe fn count32(self, v: __m512i) -> __m512i {
         // SAFETY: the caller's; registers only. VPOPCNTD only where `VP` says the CPU has it.
@@ -257,41 +220,6 @@ impl<const VP: bool> Avx512<VP> {
                     _mm512_madd_epi16(pairs, _mm512_set1_epi16(1))
                 }
             }
-        }
-    }
-
-    /// The streams' counts of eight codes of `L` words each, from `L` registers of word counts
-    /// (register `v` holding codes `v * 8 / L..`, each over `L` adjacent lanes): adjacent lanes
-    /// summed a level at a time (`vpermt2q`), one register of the eight codes' counts in order.
-    #[inline(always)]
-    pub(super) fn code_sums<const L: usize>(self, mut p: [__m512i; L]) -> __m512i {
-        if L == 8 {
-            // One code per register: adjacent lanes summed within 128-bit lanes (`vpunpck*qdq`),
-            // then 128-bit lanes paired across registers (`vshufi64x2`), cheaper than the
-            // cross-lane two-source permutes of the general tree below.
-            // SAFETY: AVX-512F is present (see `Avx512`); the intrinsics touch registers only.
-            unsafe {
-                let (t01, t23) = (sum_pairs(p[0], p[1]), sum_pairs(p[2], p[3]));
-                let (t45, t67) = (sum_pairs(p[4], p[5]), sum_pairs(p[6], p[7]));
-                return sum_lanes(sum_lanes(t01, t23), sum_lanes(t45, t67));
-            }
-        }
-        // SAFETY: AVX-512F is present (see `Avx512`); the intrinsics touch registers only.
-        unsafe {
-            let even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
-            let odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
-            let mut len = L;
-            while len > 1 {
-                for h in 0..len / 2 {
-                    let (x, y) = (p[2 * h], p[2 * h + 1]);
-                    p[h] = _mm512_add_epi64(
-                        _mm512_permutex2var_epi64(x, even, y),
-                        _mm512_permutex2var_epi64(x, odd, y),
-                    );
-                }
-                len /= 2;
-            }
-            p[0]
         }
     }
 }
@@ -308,5 +236,452 @@ pub(super) unsafe fn nibble_lut() -> __m256i {
             0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2,
             3, 3, 4,
         )
+    }
+}
+
+/// The bit counts of the bytes of `v` (nibble lookup): what the AVX2 streams sum.
+///
+/// # Safety
+/// AVX2 must be present.
+#[inline(always)]
+pub(super) unsafe fn byte_counts(v: __m256i) -> __m256i {
+    // SAFETY: the caller's; registers only.
+    unsafe {
+        let lut = nibble_lut();
+        let low = _mm256_set1_epi8(0x0f);
+        let lo = _mm256_and_si256(v, low);
+        let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), low);
+        _mm256_add_epi8(_mm256_shuffle_epi8(lut, lo), _mm256_shuffle_epi8(lut, hi))
+    }
+}
+
+/// Eight 64-bit counts (`x`'s four, then `y`'s, each below 2^32) as eight 32-bit lanes in order.
+///
+/// # Safety
+/// AVX2 must be present.
+#[inline(always)]
+unsafe fn narrow8(x: __m256i, y: __m256i) -> __m256i {
+    // SAFETY: the caller's; registers only.
+    unsafe { _mm256_permute4x64_epi64::<0xD8>(narrow_unordered(x, y)) }
+}
+
+/// The low 32 bits of `x`'s and `y`'s 64-bit lanes as `[x0, x1, y0, y1, x2, x3, y2, y3]`.
+///
+/// # Safety
+/// AVX2 must be present.
+#[inline(always)]
+unsafe fn narrow_unordered(x: __m256i, y: __m256i) -> __m256i {
+    // SAFETY: the caller's; registers only.
+    unsafe {
+        _mm256_castps_si256(_mm256_shuffle_ps::<0x88>(
+            _mm256_castsi256_ps(x),
+            _mm256_castsi256_ps(y),
+        ))
+    }
+}
+
+/// Adjacent 64-bit lanes of `x` and of `y` summed, within each 128-bit lane:
+/// `[x0 + x1, y0 + y1, x2 + x3, y2 + y3]`.
+///
+/// # Safety
+/// AVX2 must be present.
+#[inline(always)]
+unsafe fn pair_sums(x: __m256i, y: __m256i) -> __m256i {
+    // SAFETY: the caller's; registers only.
+    unsafe { _mm256_add_epi64(_mm256_unpacklo_epi64(x, y), _mm256_unpackhi_epi64(x, y)) }
+}
+
+/// Eight codes' counts in order, from the lane counts `r` of four registers of two codes each
+/// (codes `2v` and `2v + 1` in register `v`, two 64-bit lanes a code).
+///
+/// # Safety
+/// AVX2 must be present.
+#[inline(always)]
+pub(super) unsafe fn two_per_register(r: [__m256i; 4]) -> __m256i {
+    // SAFETY: the caller's; registers only.
+    unsafe {
+        // Codes [0, 2, 1, 3] and [4, 6, 5, 7], narrowed to [0, 2, 4, 6, 1, 3, 5, 7].
+        let mixed = narrow_unordered(pair_sums(r[0], r[1]), pair_sums(r[2], r[3]));
+        _mm256_permutevar8x32_epi32(mixed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+    }
+}
+
+/// The sums of the four 64-bit lanes of each of `w[0..4]`, as four lanes in order.
+///
+/// # Safety
+/// AVX2 must be present.
+#[inline(always)]
+unsafe fn quad_sums(w: &[__m256i]) -> __m256i {
+    // SAFETY: the caller's; registers only.
+    unsafe {
+        // [a01, b01, a23, b23] and [c01, d01, c23, d23], then their halves added across.
+        let ab = pair_sums(w[0], w[1]);
+        let cd = pair_sums(w[2], w[3]);
+        _mm256_add_epi64(
+            _mm256_permute2x128_si256::<0x20>(ab, cd),
+            _mm256_permute2x128_si256::<0x31>(ab, cd),
+        )
+    }
+}
+
+// SAFETY (every `unsafe` block of the two impls below that touches registers only): the
+// intrinsics need the features a value of the token proves (see `Avx2` and `Avx512`).
+impl Vector for Avx2 {
+    type Reg = V256;
+    type Eight = __m256i;
+    const LANES: usize = 4;
+    const SETTLE_EVERY: usize = 31;
+
+    #[inline(always)]
+    fn zero(self) -> V256 {
+        // SAFETY: see above.
+        V256(unsafe { _mm256_setzero_si256() })
+    }
+    #[inline(always)]
+    fn set(self, words: &[u64; 8]) -> V256 {
+        // SAFETY: see above; the load reads the first four of the eight words.
+        V256(unsafe { _mm256_loadu_si256(words.as_ptr().cast()) })
+    }
+    #[inline(always)]
+    fn add(self, x: V256, y: V256) -> V256 {
+        // SAFETY: see above.
+        V256(unsafe { _mm256_add_epi64(x.0, y.0) })
+    }
+    #[inline(always)]
+    fn count_into(self, acc: V256, v: V256) -> V256 {
+        // SAFETY: see above.
+        V256(unsafe { _mm256_add_epi8(acc.0, byte_counts(v.0)) })
+    }
+    #[inline(always)]
+    fn settle(self, acc: V256) -> V256 {
+        // SAFETY: see above.
+        V256(unsafe { _mm256_sad_epu8(acc.0, _mm256_setzero_si256()) })
+    }
+    #[inline(always)]
+    fn first_bytes(self, bytes: usize) -> V256 {
+        debug_assert!(bytes < 32);
+        // SAFETY: see above.
+        V256(unsafe {
+            let idx = _mm256_setr_epi8(
+                0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                23, 24, 25, 26, 27, 28, 29, 30, 31,
+            );
+            _mm256_cmpgt_epi8(_mm256_set1_epi8(bytes as i8), idx)
+        })
+    }
+    #[inline(always)]
+    fn code_sums<const L: usize>(self, p: &[V256; 8]) -> __m256i {
+        // SAFETY: see above.
+        unsafe {
+            match L {
+                1 => narrow8(p[0].0, p[1].0),
+                2 => two_per_register([p[0].0, p[1].0, p[2].0, p[3].0]),
+                _ => {
+                    let q = p.map(|v| v.0);
+                    narrow8(quad_sums(&q[..4]), quad_sums(&q[4..]))
+                }
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn load(self, p: *const u8) -> V256 {
+        // SAFETY: the caller's, and see above.
+        V256(unsafe { _mm256_loadu_si256(p.cast()) })
+    }
+    #[inline(always)]
+    unsafe fn load_part(self, p: *const u8, bytes: usize) -> V256 {
+        debug_assert!(bytes < 32 && bytes.is_multiple_of(8));
+        // SAFETY: the caller's, and see above: the masked load reads only the words of its mask,
+        // the first `bytes / 8`.
+        V256(unsafe {
+            let words = _mm256_set1_epi64x((bytes / 8) as i64);
+            let mask = _mm256_cmpgt_epi64(words, _mm256_setr_epi64x(0, 1, 2, 3));
+            _mm256_maskload_epi64(p.cast(), mask)
+        })
+    }
+    #[inline(always)]
+    unsafe fn store8(self, es: usize, p: *mut u8, v: __m256i) {
+        // SAFETY: the caller's, and see above; each store writes inside the `8 * es` bytes.
+        unsafe {
+            match es {
+                4 => _mm256_storeu_si256(p.cast(), v),
+                8 => {
+                    _mm256_storeu_si256(p.cast(), _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v)));
+                    let hi = _mm256_extracti128_si256::<1>(v);
+                    _mm256_storeu_si256(p.add(32).cast(), _mm256_cvtepu32_epi64(hi));
+                }
+                // Counts that fit the output's type (the validator chose it for them).
+                2 => {
+                    let w = _mm256_permute4x64_epi64::<0x08>(_mm256_packus_epi32(v, v));
+                    _mm_storeu_si128(p.cast(), _mm256_castsi256_si128(w));
+                }
+                _ => {
+                    let w = _mm256_permute4x64_epi64::<0x08>(_mm256_packus_epi32(v, v));
+                    let b = _mm256_castsi256_si128(w);
+                    _mm_storel_epi64(p.cast(), _mm_packus_epi16(b, b));
+                }
+            }
+        }
+    }
+    /// Inlined only where optimized, as the AVX-512 `store16`, for the reason given there.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    unsafe fn store16<G: Group<Self>>(
+        self,
+        es: usize,
+        p: *mut u8,
+        src: &G,
+        c: usize,
+        around: bool,
+    ) {
+        // SAFETY: the caller's, and see above; the stores write the `16 * es` bytes at `p`,
+        // aligned to 32 bytes (16 for `es` 1) where `around`.
+        unsafe {
+            let (x, y) = (src.at(c), src.at(c + 8));
+            match es {
+                4 => {
+                    Vec32(x).store(p, around);
+                    Vec32(y).store(p.add(32), around);
+                }
+                8 => {
+                    for (h, v) in [x, y].into_iter().enumerate() {
+                        let lo = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v));
+                        let hi = _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(v));
+                        Vec32(lo).store(p.add(64 * h), around);
+                        Vec32(hi).store(p.add(64 * h + 32), around);
+                    }
+                }
+                // [x0-3, y0-3 | x4-7, y4-7] as 16-bit lanes, 64-bit pieces put in order.
+                2 => Vec32(_mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi32(x, y)))
+                    .store(p, around),
+                _ => {
+                    let w = _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi32(x, y));
+                    let b = _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi16(w, w));
+                    Vec16(_mm256_castsi256_si128(b)).store(p, around);
+                }
+            }
+        }
+    }
+    #[inline(always)]
+    fn fence(self) {
+        // SAFETY: see above.
+        unsafe { _mm_sfence() }
+    }
+}
+
+impl<const VP: bool> Vector for Avx512<VP> {
+    type Reg = V512;
+    type Eight = __m512i;
+    const LANES: usize = 8;
+    const SETTLE_EVERY: usize = if VP { usize::MAX } else { 31 };
+
+    #[inline(always)]
+    fn zero(self) -> V512 {
+        // SAFETY: see above.
+        V512(unsafe { _mm512_setzero_si512() })
+    }
+    #[inline(always)]
+    fn set(self, words: &[u64; 8]) -> V512 {
+        // SAFETY: see above; the load reads the eight words.
+        V512(unsafe { _mm512_loadu_si512(words.as_ptr().cast()) })
+    }
+    #[inline(always)]
+    fn add(self, x: V512, y: V512) -> V512 {
+        // SAFETY: see above.
+        V512(unsafe { _mm512_add_epi64(x.0, y.0) })
+    }
+    #[inline(always)]
+    fn count_into(self, acc: V512, v: V512) -> V512 {
+        // SAFETY: see above; VPOPCNTQ only where `VP` says the CPU has it.
+        V512(unsafe {
+            match VP {
+                true => _mm512_add_epi64(acc.0, _mm512_popcnt_epi64(v.0)),
+                false => _mm512_add_epi8(acc.0, byte_counts512(v.0)),
+            }
+        })
+    }
+    #[inline(always)]
+    fn settle(self, acc: V512) -> V512 {
+        match VP {
+            true => acc,
+            // SAFETY: see above.
+            false => V512(unsafe { _mm512_sad_epu8(acc.0, _mm512_setzero_si512()) }),
+        }
+    }
+    #[inline(always)]
+    fn first_bytes(self, bytes: usize) -> V512 {
+        debug_assert!((1..64).contains(&bytes));
+        // SAFETY: see above.
+        V512(unsafe { _mm512_movm_epi8(u64::MAX >> (64 - bytes)) })
+    }
+    /// Adjacent lanes summed a level at a time (`vpermt2q`), one register of the eight codes'
+    /// counts in order; one code per register pairs 128-bit lanes across registers instead
+    /// (`vpunpck*qdq`, then `vshufi64x2`), cheaper than the two-source permutes.
+    #[inline(always)]
+    fn code_sums<const L: usize>(self, p: &[V512; 8]) -> __m512i {
+        // SAFETY: see above.
+        unsafe {
+            let mut p = p.map(|v| v.0);
+            if L == 8 {
+                let (t01, t23) = (sum_pairs(p[0], p[1]), sum_pairs(p[2], p[3]));
+                let (t45, t67) = (sum_pairs(p[4], p[5]), sum_pairs(p[6], p[7]));
+                return sum_lanes(sum_lanes(t01, t23), sum_lanes(t45, t67));
+            }
+            let even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+            let odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+            let mut len = L;
+            while len > 1 {
+                for h in 0..len / 2 {
+                    let (x, y) = (p[2 * h], p[2 * h + 1]);
+                    p[h] = _mm512_add_epi64(
+                        _mm512_permutex2var_epi64(x, even, y),
+                        _mm512_permutex2var_epi64(x, odd, y),
+                    );
+                }
+                len /= 2;
+            }
+            p[0]
+        }
+    }
+    #[inline(always)]
+    unsafe fn load(self, p: *const u8) -> V512 {
+        // SAFETY: the caller's, and see above.
+        V512(unsafe { _mm512_loadu_si512(p.cast()) })
+    }
+    #[inline(always)]
+    unsafe fn load_part(self, p: *const u8, bytes: usize) -> V512 {
+        // SAFETY: the caller's, and see above: the masked load reads only the first `bytes`.
+        V512(unsafe { _mm512_maskz_loadu_epi8(u64::MAX >> (64 - bytes), p.cast()) })
+    }
+    #[inline(always)]
+    unsafe fn store8(self, es: usize, p: *mut u8, v: __m512i) {
+        // SAFETY: the caller's, and see above.
+        unsafe { store8(es, p, v) }
+    }
+    /// With [`Group::SIXTEEN`], one register of sixteen `u32`s; else two of eight `u64`s
+    /// ([`store16`]). Inlined only where optimized: a build without optimization inlines only
+    /// what is always inlined, into one frame per dispatcher with a stack slot for every value
+    /// of every variant, and three such stores per variant took a test thread's 2 MiB stack
+    /// past its end.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    unsafe fn store16<G: Group<Self>>(
+        self,
+        es: usize,
+        p: *mut u8,
+        src: &G,
+        c: usize,
+        around: bool,
+    ) {
+        // SAFETY: the caller's, and see above.
+        unsafe {
+            if !G::SIXTEEN {
+                return store16(es, p, src.at(c), src.at(c + 8), around);
+            }
+            let v = src.at(c);
+            match es {
+                1 => Vec16(_mm512_cvtepi32_epi8(v)).store(p, around),
+                2 => Vec32(_mm512_cvtepi32_epi16(v)).store(p, around),
+                4 => Vec64(v).store(p, around),
+                _ => {
+                    let lo = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v));
+                    let hi = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(v));
+                    Vec64(lo).store(p, around);
+                    Vec64(hi).store(p.add(64), around);
+                }
+            }
+        }
+    }
+    #[inline(always)]
+    fn fence(self) {
+        // SAFETY: see above.
+        unsafe { _mm_sfence() }
+    }
+}
+
+/// A register of 16, 32 or 64 bytes, stored at `p`: around the caches (a non-temporal store)
+/// with `around`, else as usual.
+trait Stored: Copy {
+    /// # Safety
+    /// The register's bytes at `p` writable; with `around`, `p` aligned to the register's size;
+    /// the features of the register's instructions present.
+    unsafe fn store(self, p: *mut u8, around: bool);
+}
+
+/// The registers [`Stored`] stores, each by its non-temporal store and its usual one.
+macro_rules! stored {
+    ($($name:ident($reg:ty): $around:ident, $usual:ident;)*) => {$(
+        #[derive(Clone, Copy)]
+        struct $name($reg);
+
+        impl Stored for $name {
+            #[inline(always)]
+            unsafe fn store(self, p: *mut u8, around: bool) {
+                // SAFETY: the caller's.
+                unsafe {
+                    if around {
+                        $around(p.cast(), self.0)
+                    } else {
+                        $usual(p.cast(), self.0)
+                    }
+                }
+            }
+        }
+    )*};
+}
+
+stored! {
+    Vec16(__m128i): _mm_stream_si128, _mm_storeu_si128;
+    Vec32(__m256i): _mm256_stream_si256, _mm256_storeu_si256;
+    Vec64(__m512i): _mm512_stream_si512, _mm512_storeu_si512;
+}
+
+/// Stores the sixteen 64-bit results of `x` then `y` at `p` as elements of `es` bytes: narrowed
+/// together in registers and stored in one piece (a narrowing store to memory, such as VPMOVQD's,
+/// is slow on some cores); with `around`, around the caches ([`Stored`]).
+///
+/// # Safety
+/// AVX-512F and BW must be present, and the `16 * es` bytes at `p` writable; with `around`,
+/// aligned to `16 * es` bytes (64 at most).
+#[inline(always)]
+pub(super) unsafe fn store16(es: usize, p: *mut u8, x: __m512i, y: __m512i, around: bool) {
+    // SAFETY: the caller's.
+    unsafe {
+        match es {
+            1 => Vec16(_mm_unpacklo_epi64(
+                _mm512_cvtepi64_epi8(x),
+                _mm512_cvtepi64_epi8(y),
+            ))
+            .store(p, around),
+            2 => Vec32(_mm256_set_m128i(
+                _mm512_cvtepi64_epi16(y),
+                _mm512_cvtepi64_epi16(x),
+            ))
+            .store(p, around),
+            4 => {
+                let idx =
+                    _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+                Vec64(_mm512_permutex2var_epi32(x, idx, y)).store(p, around);
+            }
+            _ => {
+                Vec64(x).store(p, around);
+                Vec64(y).store(p.add(64), around);
+            }
+        }
+    }
+}
+
+/// Stores the eight 64-bit results of `x` at `p` as elements of `es` bytes.
+///
+/// # Safety
+/// AVX-512F and BW must be present, and the `8 * es` bytes at `p` writable.
+#[inline(always)]
+pub(super) unsafe fn store8(es: usize, p: *mut u8, x: __m512i) {
+    // SAFETY: the caller's.
+    unsafe {
+        match es {
+            1 => _mm_storel_epi64(p.cast(), _mm512_cvtepi64_epi8(x)),
+            2 => _mm_storeu_si128(p.cast(), _mm512_cvtepi64_epi16(x)),
+            4 => _mm256_storeu_si256(p.cast(), _mm512_cvtepi64_epi32(x)),
+            _ => _mm512_storeu_si512(p.cast(), x),
+        }
     }
 }

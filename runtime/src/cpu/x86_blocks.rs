@@ -7,7 +7,6 @@
     reason = "x86_64 vector intrinsics; each use states its safety"
 )]
 
-use super::avx512_emit::{store8, store16};
 use super::isa::isa_fn;
 use super::tiles::{Block, WordCount, blocks_fit};
 use super::x86::*;

@@ -1,0 +1,243 @@
+//! The streams written once over [`Vector`]: a few rows of `a` against rows of `b` as they lie
+//! (a few queries against a database), eight codes' counts a step, for codes of whole 64-bit
+//! words that fill a register in part ([`Words`]) and codes of one or more whole registers and
+//! a part of one ([`Long`]). Each instruction set's stream sends its sizes here
+//! (`avx2_stream.rs`, `avx512_stream.rs`) and keeps the shapes its instructions alone make
+//! (masked byte loads, 32-bit lanes).
+
+#![allow(
+    unsafe_code,
+    reason = "vector loads through raw pointers into bounds-checked rows"
+)]
+
+use super::vector::{Group, Vector, emit};
+use crate::element::{Lanes, WideExpr};
+use crate::op::{PairOut, PairTask};
+use std::marker::PhantomData;
+
+/// The count of `E` over `q` against `code` (of the same length): the codes past a stream's
+/// registers, one at a time. Whole words, then the last bytes widened with zeros to a word and
+/// the expression's bits past them cleared.
+#[inline(always)]
+pub(super) fn code_count<E: WideExpr>(q: &[u8], code: &[u8]) -> u64 {
+    let word = |w: &[u8]| {
+        let mut x = [0u8; 8];
+        x[..w.len()].copy_from_slice(w);
+        u64::from_le_bytes(x)
+    };
+    let (qc, cc) = (q.chunks_exact(8), code.chunks_exact(8));
+    let (qr, cr) = (qc.remainder(), cc.remainder());
+    let whole: u64 = qc
+        .zip(cc)
+        .map(|(x, y)| u64::from(E::wide([word(x), word(y)]).count_ones()))
+        .sum();
+    let rest = match qr.len() {
+        0 => 0,
+        r => (E::wide([word(qr), word(cr)]) & (u64::MAX >> (64 - 8 * r))).count_ones(),
+    };
+    whole + u64::from(rest)
+}
+
+/// Eight codes of `L` words from `b` (`L` at most a register's lanes), `LANES / L` to a
+/// register, against the query's words repeated across the register.
+pub(super) struct Words<I: Vector, E, const L: usize> {
+    isa: I,
+    b: *const u8,
+    q: I::Reg,
+    expr: PhantomData<E>,
+}
+
+impl<I: Vector, E: WideExpr, const L: usize> Group<I> for Words<I, E, L> {
+    const SHORT: bool = L <= 2;
+    #[inline(always)]
+    unsafe fn at(&self, c: usize) -> I::Eight {
+        let isa = self.isa;
+        let width = I::LANES * 8;
+        let mut p = [isa.zero(); 8];
+        for (v, pv) in p.iter_mut().enumerate().take(8 * L / I::LANES) {
+            // SAFETY: the caller's: the `8 * L / LANES` registers at `c * L * 8` (codes
+            // `c..c + 8` of `L` words) lie inside the codes.
+            let x = unsafe { isa.load(self.b.add(c * L * 8 + v * width)) };
+            *pv = isa.count(E::wide([self.q, x]));
+        }
+        isa.code_sums::<L>(&p)
+    }
+}
+
+/// [`Words`] over every row of `a`, for codes of `L` words in consecutive rows of `b`.
+#[inline(always)]
+pub(super) fn stream_words<I: Vector, E: WideExpr, const L: usize>(
+    isa: I,
+    task: &PairTask<'_>,
+    out: &mut PairOut<'_, '_>,
+) {
+    debug_assert!(L <= I::LANES && task.k * task.elem_size == L * 8);
+    let (n, bytes) = (task.b_rows, L * 8);
+    let b = &task.b[..n * bytes];
+    for i in 0..task.a_rows {
+        let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
+        let lanes: [u64; 8] = std::array::from_fn(|k| {
+            let w = k % L;
+            u64::from_le_bytes(q[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]))
+        });
+        let src = Words::<I, E, L> {
+            isa,
+            b: b.as_ptr(),
+            q: isa.set(&lanes),
+            expr: PhantomData,
+        };
+        // SAFETY: the groups read codes `c..c + 8` for `c + 8 <= n`, inside `b` (`n` codes,
+        // checked by the slice).
+        let done = unsafe { emit(isa, out, i, n, &src) };
+        for j in done..n {
+            out.put_run(i, j, &[code_count::<E>(q, &b[j * bytes..(j + 1) * bytes])]);
+        }
+    }
+}
+
+/// Eight codes from `b`, each of `R` whole registers (`R` 0: `regs`, known at run time, the
+/// query's registers then read from memory, else held) and, with `TAIL`, `tail` bytes of one
+/// more, loaded alone and masked after the expression (so that XNOR does not count the
+/// padding).
+pub(super) struct Long<I: Vector, E, const R: usize, const TAIL: bool> {
+    isa: I,
+    b: *const u8,
+    /// Bytes per code.
+    bytes: usize,
+    /// The query, of `bytes` bytes...
+    q: *const u8,
+    /// ...its first registers, where `R` is not 0...
+    held: [I::Reg; 4],
+    /// ...and its `tail` bytes past the whole registers.
+    q_tail: I::Reg,
+    regs: usize,
+    tail: usize,
+    keep: I::Reg,
+    expr: PhantomData<E>,
+}
+
+impl<I: Vector, E: WideExpr, const R: usize, const TAIL: bool> Long<I, E, R, TAIL> {
+    /// Query register `t`.
+    ///
+    /// # Safety
+    /// `t` below the code's whole registers.
+    #[inline(always)]
+    unsafe fn query(&self, t: usize) -> I::Reg {
+        match R {
+            // SAFETY: the caller's: register `t` lies inside the query's `bytes` bytes.
+            0 => unsafe { self.isa.load(self.q.add(t * I::LANES * 8)) },
+            _ => self.held[t],
+        }
+    }
+
+    /// The expression on a code's tail at `code` (the code's start) against the query's.
+    ///
+    /// # Safety
+    /// The code's `bytes` bytes at `code` are readable.
+    #[inline(always)]
+    unsafe fn tail(&self, code: *const u8) -> I::Reg {
+        // SAFETY: the caller's: the tail lies inside the code's bytes.
+        let x = unsafe {
+            self.isa
+                .load_part(code.add(self.regs * I::LANES * 8), self.tail)
+        };
+        E::wide([self.q_tail, x]).and(self.keep)
+    }
+}
+
+impl<I: Vector, E: WideExpr, const R: usize, const TAIL: bool> Group<I> for Long<I, E, R, TAIL> {
+    #[inline(always)]
+    unsafe fn at(&self, c: usize) -> I::Eight {
+        let isa = self.isa;
+        let (width, regs) = (I::LANES * 8, if R == 0 { self.regs } else { R });
+        let mut p = [isa.zero(); 8];
+        let codes: [*const u8; 8] =
+            std::array::from_fn(|v| self.b.wrapping_add((c + v) * self.bytes));
+        // SAFETY: the caller's: codes `c..c + 8` lie inside the codes, and the loads read
+        // their `regs` whole registers and tails, and the query's, inside their bytes.
+        unsafe {
+            if I::SETTLE_EVERY == usize::MAX {
+                // Counts in 64-bit lanes: each query register loaded once for the eight codes.
+                for t in 0..regs {
+                    let q = self.query(t);
+                    for (pv, code) in p.iter_mut().zip(codes) {
+                        let x = isa.load(code.add(t * width));
+                        *pv = isa.count_into(*pv, E::wide([q, x]));
+                    }
+                }
+                if TAIL {
+                    for (pv, code) in p.iter_mut().zip(codes) {
+                        *pv = isa.count_into(*pv, self.tail(code));
+                    }
+                }
+            } else {
+                // Counts in bytes: one code at a time, settled every `SETTLE_EVERY` registers.
+                for (pv, code) in p.iter_mut().zip(codes) {
+                    let mut t = 0;
+                    while t < regs {
+                        let end = (t + I::SETTLE_EVERY).min(regs);
+                        let mut part = isa.zero();
+                        while t < end {
+                            let x = isa.load(code.add(t * width));
+                            part = isa.count_into(part, E::wide([self.query(t), x]));
+                            t += 1;
+                        }
+                        *pv = isa.add(*pv, isa.settle(part));
+                    }
+                    if TAIL {
+                        *pv = isa.add(*pv, isa.count(self.tail(code)));
+                    }
+                }
+            }
+        }
+        isa.code_sums::<8>(&p)
+    }
+}
+
+/// [`Long`] over every row of `a`, for codes of `R` whole registers (or, for `R` 0, as many as
+/// they hold) and, with `TAIL`, a part of one more, in consecutive rows of `b`.
+#[inline(always)]
+pub(super) fn stream_long<I: Vector, E: WideExpr, const R: usize, const TAIL: bool>(
+    isa: I,
+    task: &PairTask<'_>,
+    out: &mut PairOut<'_, '_>,
+) {
+    let (n, bytes, width) = (task.b_rows, task.k * task.elem_size, I::LANES * 8);
+    let (regs, tail) = (bytes / width, bytes % width);
+    debug_assert!(R <= 4 && (R == 0 || R == regs) && (tail != 0) == TAIL && regs > 0);
+    let b = &task.b[..n * bytes];
+    for i in 0..task.a_rows {
+        let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
+        let mut held = [isa.zero(); 4];
+        for (t, h) in held.iter_mut().enumerate().take(R) {
+            // SAFETY: register `t < R = regs` lies inside the query's `bytes` bytes (checked by
+            // the slice).
+            *h = unsafe { isa.load(q.as_ptr().add(t * width)) };
+        }
+        let src = Long::<I, E, R, TAIL> {
+            isa,
+            b: b.as_ptr(),
+            bytes,
+            q: q.as_ptr(),
+            held,
+            q_tail: match TAIL {
+                // SAFETY: the query's `tail` bytes past its whole registers lie inside it.
+                true => unsafe { isa.load_part(q.as_ptr().add(regs * width), tail) },
+                false => isa.zero(),
+            },
+            regs,
+            tail,
+            keep: match TAIL {
+                true => isa.first_bytes(tail),
+                false => isa.zero(),
+            },
+            expr: PhantomData,
+        };
+        // SAFETY: the groups read codes `c..c + 8` for `c + 8 <= n`, inside `b` (`n` codes of
+        // `bytes` bytes, checked by the slice), and the query inside `q`.
+        let done = unsafe { emit(isa, out, i, n, &src) };
+        for j in done..n {
+            out.put_run(i, j, &[code_count::<E>(q, &b[j * bytes..(j + 1) * bytes])]);
+        }
+    }
+}
