@@ -45,6 +45,7 @@ const CPU_ORDER: &[&str] = &[
     "range",
     "binarize",
     "x86_tests",
+    "simd_tests",
 ];
 
 fn rank(module: &str) -> Option<usize> {
