@@ -24,6 +24,12 @@ pub(super) trait Vector: Copy {
     type Eight: Copy;
     /// The 64-bit lanes of a register.
     const LANES: usize;
+    /// Whether [`emit`] stores sixteen results at a time, aligned in long rows and around the
+    /// caches where the output asks it (AVX-512: a store of sixteen results narrowed together);
+    /// else eight at a time, as the row lies, the codes past the last eight left to the caller
+    /// (AVX2): a group is then compiled once per stream, where the stores of sixteen compile it
+    /// twice per store.
+    const SIXTEEN_AT_ONCE: bool;
     /// Registers whose bit counts [`count_into`](Self::count_into) can add before
     /// [`settle`](Self::settle) (counts kept in bytes hold 31 registers' of at most 8 each).
     const SETTLE_EVERY: usize;
@@ -69,13 +75,30 @@ pub(super) trait Vector: Copy {
     unsafe fn store8(self, es: usize, p: *mut u8, v: Self::Eight);
     /// Stores the results of codes `c..c + 16` of `src` at `p` as elements of `es` bytes; with
     /// `around`, around the caches (non-temporal stores, followed by [`fence`](Self::fence)).
+    /// Called only with [`SIXTEEN_AT_ONCE`](Self::SIXTEEN_AT_ONCE): by default two stores of
+    /// eight, as they lie.
     ///
     /// # Safety
     /// As [`Group::at`] for the codes; the `16 * es` bytes at `p` writable and, with `around`,
     /// aligned to `16 * es` bytes (64 at most).
-    unsafe fn store16<G: Group<Self>>(self, es: usize, p: *mut u8, src: &G, c: usize, around: bool);
+    #[inline(always)]
+    unsafe fn store16<G: Group<Self>>(
+        self,
+        es: usize,
+        p: *mut u8,
+        src: &G,
+        c: usize,
+        around: bool,
+    ) {
+        let _ = around;
+        // SAFETY: the caller's.
+        unsafe {
+            self.store8(es, p, src.at(c));
+            self.store8(es, p.add(8 * es), src.at(c + 8));
+        }
+    }
     /// Orders non-temporal stores before any later store.
-    fn fence(self);
+    fn fence(self) {}
 }
 
 /// A stream's results for one row of `a`, a register at a time: `at(c)` holds the results of
@@ -96,10 +119,11 @@ pub(super) trait Group<I: Vector> {
 
 /// Writes one row's results from a stream, from `src` over a row of `n` codes: sixteen at a
 /// time, narrowed in registers to the output's type and stored straight into its row, which is
-/// taken (and bounds-checked) once. Returns the codes written, from the first: all of them where
-/// there are at least sixteen (the last store is made again over the row's last sixteen codes,
-/// rather than counting the codes past the last whole register one at a time), else those of
-/// whole registers (eight codes, or sixteen with [`Group::SIXTEEN`]).
+/// taken (and bounds-checked) once. Returns the codes written, from the first: with
+/// [`Vector::SIXTEEN_AT_ONCE`], all of them where there are at least sixteen (the last store is
+/// made again over the row's last sixteen codes, rather than counting the codes past the last
+/// whole register one at a time), else those of whole registers (eight codes, or sixteen with
+/// [`Group::SIXTEEN`]).
 ///
 /// # Safety
 /// As [`Group::at`] for the codes `0..n`.
@@ -111,7 +135,7 @@ pub(super) unsafe fn emit<I: Vector, G: Group<I>>(
     n: usize,
     src: &G,
 ) -> usize {
-    let codes = match (n >= 16, G::SIXTEEN) {
+    let codes = match (n >= 16 && I::SIXTEEN_AT_ONCE, G::SIXTEEN) {
         (true, _) => n,
         (false, true) => 0,
         (false, false) => n / 8 * 8,
@@ -124,7 +148,7 @@ pub(super) unsafe fn emit<I: Vector, G: Group<I>>(
 }
 
 /// [`emit`] for outputs of `ES` bytes (0: the output's, as [`out_size`] gives it, at run time),
-/// sixteen results (`16 * es` bytes) per store. Where a row is long ([`ALIGN_FROM`]) and its
+/// eight results per store, or with [`Vector::SIXTEEN_AT_ONCE`] sixteen (`16 * es` bytes). Where a row is long ([`ALIGN_FROM`]) and its
 /// start not aligned to the store (to 64 bytes at most), the first sixteen are stored as they
 /// lie, and the stores go on from the first aligned address: a store that crosses a cache line
 /// costs two. The last sixteen are stored again where the codes do not end on a store, or eight
@@ -146,6 +170,17 @@ unsafe fn emit_sized<I: Vector, G: Group<I>, const ES: usize>(
     let es = if ES == 0 { out_size(out.es) } else { ES };
     let dst = &mut out.at(row, 0)[..codes * es];
     let base = dst.as_mut_ptr();
+    if !I::SIXTEEN_AT_ONCE {
+        // SAFETY: as below; `codes` is a multiple of eight.
+        unsafe {
+            let mut c = 0;
+            while c + 8 <= codes {
+                isa.store8(es, base.add(c * es), src.at(c));
+                c += 8;
+            }
+        }
+        return;
+    }
     let align = (16 * es).min(64);
     let off = base as usize % align;
     let aligned = codes >= ALIGN_FROM && off.is_multiple_of(es);

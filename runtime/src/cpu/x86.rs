@@ -330,6 +330,7 @@ impl Vector for Avx2 {
     type Reg = V256;
     type Eight = __m256i;
     const LANES: usize = 4;
+    const SIXTEEN_AT_ONCE: bool = false;
     const SETTLE_EVERY: usize = 31;
 
     #[inline(always)]
@@ -423,55 +424,13 @@ impl Vector for Avx2 {
             }
         }
     }
-    /// Inlined only where optimized, as the AVX-512 `store16`, for the reason given there.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    unsafe fn store16<G: Group<Self>>(
-        self,
-        es: usize,
-        p: *mut u8,
-        src: &G,
-        c: usize,
-        around: bool,
-    ) {
-        // SAFETY: the caller's, and see above; the stores write the `16 * es` bytes at `p`,
-        // aligned to 32 bytes (16 for `es` 1) where `around`.
-        unsafe {
-            let (x, y) = (src.at(c), src.at(c + 8));
-            match es {
-                4 => {
-                    Vec32(x).store(p, around);
-                    Vec32(y).store(p.add(32), around);
-                }
-                8 => {
-                    for (h, v) in [x, y].into_iter().enumerate() {
-                        let lo = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v));
-                        let hi = _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(v));
-                        Vec32(lo).store(p.add(64 * h), around);
-                        Vec32(hi).store(p.add(64 * h + 32), around);
-                    }
-                }
-                // [x0-3, y0-3 | x4-7, y4-7] as 16-bit lanes, 64-bit pieces put in order.
-                2 => Vec32(_mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi32(x, y)))
-                    .store(p, around),
-                _ => {
-                    let w = _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi32(x, y));
-                    let b = _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi16(w, w));
-                    Vec16(_mm256_castsi256_si128(b)).store(p, around);
-                }
-            }
-        }
-    }
-    #[inline(always)]
-    fn fence(self) {
-        // SAFETY: see above.
-        unsafe { _mm_sfence() }
-    }
 }
 
 impl<const VP: bool> Vector for Avx512<VP> {
     type Reg = V512;
     type Eight = __m512i;
     const LANES: usize = 8;
+    const SIXTEEN_AT_ONCE: bool = true;
     const SETTLE_EVERY: usize = if VP { usize::MAX } else { 31 };
 
     #[inline(always)]
