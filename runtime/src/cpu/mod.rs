@@ -1,12 +1,16 @@
 //! The CPU executor. Layers, each using only the ones before it (`tests/layers.rs` holds the
 //! order): the hot loops over contiguous slices (`kernel.rs`, the leaf) and the pair tiles
 //! (`tiles.rs`); their versions per instruction set, chosen at run time (`isa.rs` detects the
-//! features and writes the versions, `simd.rs` declares them; the x86_64 registers are in
-//! `x86.rs`, the wide tile's blocks in `x86_blocks.rs`, the streams in `avx512_*.rs` and
-//! `avx2_stream.rs`, knn's scan in `x86_scan.rs`); streaming stores (`stream.rs`); and the walk over any layout (`walk.rs`), which cuts
-//! a validated plan into contiguous runs for an op's kernel and spreads large calls over the
-//! crate's thread pool (`pool.rs`). Every tuned size and threshold is in `tuning.rs`, with the
-//! benchmark that measures it. The `unsafe` code lives in `simd.rs`, `stream.rs` and the x86_64 files.
+//! features and writes the versions, `simd.rs` declares them). On x86_64 the streams are written
+//! once over a vector trait (`vector.rs`, with `emit`, their way to the output; `streams.rs`, the
+//! shapes of whole words and whole registers), whose one impl per instruction set is in `x86.rs`
+//! with the tokens that prove the features; what only one instruction set's instructions make is
+//! in `avx512_groups.rs`, `avx512_stream.rs` and `avx2_stream.rs`, the wide tile's blocks in
+//! `x86_blocks.rs` and knn's scan in `x86_scan.rs`. Then streaming stores (`stream.rs`); and the
+//! walk over any layout (`walk.rs`), which cuts a validated plan into contiguous runs for an op's
+//! kernel and spreads large calls over the crate's thread pool (`pool.rs`). Every tuned size and
+//! threshold is in `tuning.rs`, with the benchmark that measures it; `strategy.rs` chooses from
+//! them. The `unsafe` code lives in `simd.rs`, `stream.rs` and the x86_64 files.
 //!
 //! The public items are the executor's tuning constants, the instruction set its kernels run at
 //! ([`instruction_set`]) and the variable that caps it ([`CPU_ENV`]).

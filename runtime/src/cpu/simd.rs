@@ -22,7 +22,7 @@ use super::tuning::SMALL_BYTES;
 #[cfg(target_arch = "x86_64")]
 use super::x86::{Avx2, Avx512};
 #[cfg(target_arch = "x86_64")]
-use super::{avx2_stream, avx512_stream};
+use super::{avx2_stream, avx512_stream, x86_scan};
 use crate::DataType;
 use crate::element::{WideExpr, Word};
 use crate::op::{PairOut, PairTask};
@@ -143,13 +143,13 @@ multiversion! {
         avx2 => {
             // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
             let avx2 = unsafe { Avx2::new_unchecked() };
-            avx2.scan_below(v, limit, f)
+            x86_scan::scan_below(avx2, v, limit, f)
         },
         avx512 => {
             // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
             // BITALG.
             let avx512 = unsafe { Avx512::<true>::new_unchecked() };
-            avx512.scan_below(v, limit, f)
+            x86_scan::scan_below(avx512, v, limit, f)
         },
     }
 }

@@ -136,11 +136,9 @@ impl<I: Vector, E: WideExpr, const R: usize, const TAIL: bool> Long<I, E, R, TAI
     /// The code's `bytes` bytes at `code` are readable.
     #[inline(always)]
     unsafe fn tail(&self, code: *const u8) -> I::Reg {
+        let regs = if R == 0 { self.regs } else { R };
         // SAFETY: the caller's: the tail lies inside the code's bytes.
-        let x = unsafe {
-            self.isa
-                .load_part(code.add(self.regs * I::LANES * 8), self.tail)
-        };
+        let x = unsafe { self.isa.load_part(code.add(regs * I::LANES * 8), self.tail) };
         E::wide([self.q_tail, x]).and(self.keep)
     }
 }
@@ -156,22 +154,32 @@ impl<I: Vector, E: WideExpr, const R: usize, const TAIL: bool> Group<I> for Long
         // SAFETY: the caller's: codes `c..c + 8` lie inside the codes, and the loads read
         // their `regs` whole registers and tails, and the query's, inside their bytes.
         unsafe {
-            if I::SETTLE_EVERY == usize::MAX {
-                // Counts in 64-bit lanes: each query register loaded once for the eight codes.
-                for t in 0..regs {
-                    let q = self.query(t);
-                    for (pv, code) in p.iter_mut().zip(codes) {
-                        let x = isa.load(code.add(t * width));
-                        *pv = isa.count_into(*pv, E::wide([q, x]));
+            if I::REGISTERS >= 32 {
+                // Eight codes' counts in registers, each query register loaded once for the
+                // eight; counts settled every `SETTLE_EVERY` registers.
+                let mut t = 0;
+                while t < regs {
+                    let end = t.saturating_add(I::SETTLE_EVERY).min(regs);
+                    let mut part = [isa.zero(); 8];
+                    while t < end {
+                        let q = self.query(t);
+                        for (pv, code) in part.iter_mut().zip(codes) {
+                            let x = isa.load(code.add(t * width));
+                            *pv = isa.count_into(*pv, E::wide([q, x]));
+                        }
+                        t += 1;
+                    }
+                    for (pv, part) in p.iter_mut().zip(part) {
+                        *pv = isa.add(*pv, isa.settle(part));
                     }
                 }
                 if TAIL {
                     for (pv, code) in p.iter_mut().zip(codes) {
-                        *pv = isa.count_into(*pv, self.tail(code));
+                        *pv = isa.add(*pv, isa.count(self.tail(code)));
                     }
                 }
             } else {
-                // Counts in bytes: one code at a time, settled every `SETTLE_EVERY` registers.
+                // One code at a time, its counts settled every `SETTLE_EVERY` registers.
                 for (pv, code) in p.iter_mut().zip(codes) {
                     let mut t = 0;
                     while t < regs {

@@ -1,9 +1,10 @@
 //! The vector register the streams are written over, once. An instruction set is one value of
 //! [`Vector`] (its token, made only where its features were detected): how a register loads,
 //! counts the bits of its 64-bit lanes, sums lanes into codes' results, and stores eight or
-//! sixteen results narrowed to the output's type. The impls are in `x86.rs`, one for AVX2 and one
-//! for AVX-512 with and without VPOPCNTDQ; the shapes written over the trait are in
-//! `streams.rs`, and [`emit`] below is every stream's way from registers to the output.
+//! sixteen results narrowed to the output's type, and which of sixteen values lie below a limit.
+//! The impls are in `x86.rs`, one for AVX2 and one for AVX-512 with and without VPOPCNTDQ; the
+//! shapes written over the trait are in `streams.rs`, knn's scan in `x86_scan.rs`, and [`emit`]
+//! below is every stream's way from registers to the output.
 
 #![allow(
     unsafe_code,
@@ -17,13 +18,22 @@ use crate::op::PairOut;
 /// An instruction set's vector registers, as the streams use them. A value is the proof that
 /// the CPU has the features: the methods on registers are safe, those that read or write
 /// memory through pointers are not.
-pub(super) trait Vector: Copy {
+///
+/// # Safety
+/// A value exists only where the CPU has AVX2 and the instruction set's features, and
+/// [`LANES`](Self::LANES), the loads and the stores describe its registers: the streams bound
+/// their reads and writes by them, and knn's scan runs AVX2 code on the proof of any value.
+pub(super) unsafe trait Vector: Copy {
     /// A register of 64-bit lanes, on which an op's expression runs (through [`Lanes`]).
     type Reg: Lanes;
     /// Eight codes' results, in order: what a stream's groups give and the stores take.
     type Eight: Copy;
     /// The 64-bit lanes of a register.
     const LANES: usize;
+    /// The vector registers the instruction set has: with 32, a stream of codes of many
+    /// registers keeps eight codes' counts in registers and loads each query register once for
+    /// the eight.
+    const REGISTERS: usize;
     /// Whether [`emit`] stores sixteen results at a time, aligned in long rows and around the
     /// caches where the output asks it (AVX-512: a store of sixteen results narrowed together);
     /// else eight at a time, as the row lies, the codes past the last eight left to the caller
@@ -51,11 +61,14 @@ pub(super) trait Vector: Copy {
         self.settle(self.count_into(self.zero(), v))
     }
     /// A register whose first `bytes` bytes are all ones and the rest zero (`bytes` below a
-    /// register's; a multiple of 16 on AVX2).
+    /// register's).
     fn first_bytes(self, bytes: usize) -> Self::Reg;
+    /// The bits of sixteen values below `limit` (bit `i` for `values[i]`), or of more of them:
+    /// knn's scan compares the values of a set bit again, and offers only those below.
+    fn below16(self, values: &[u64; 16], limit: u64) -> u32;
     /// Eight codes' results from the lane counts of their registers: codes of `L` lanes each
     /// (`L` at most [`LANES`](Self::LANES)), in the first `8 * L / LANES` registers of `p`, in
-    /// order.
+    /// order; `L` 8 on any instruction set is one code per register, in all eight.
     fn code_sums<const L: usize>(self, p: &[Self::Reg; 8]) -> Self::Eight;
 
     /// The register at `p`.
@@ -63,7 +76,8 @@ pub(super) trait Vector: Copy {
     /// # Safety
     /// A register's bytes at `p` are readable.
     unsafe fn load(self, p: *const u8) -> Self::Reg;
-    /// The `bytes` bytes at `p` (as [`first_bytes`](Self::first_bytes) takes), the rest zero.
+    /// The `bytes` bytes at `p`, the rest zero (`bytes` below a register's; a multiple of 8 on
+    /// AVX2).
     ///
     /// # Safety
     /// The `bytes` bytes at `p` are readable; no other byte is read.

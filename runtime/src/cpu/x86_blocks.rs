@@ -304,10 +304,17 @@ unsafe fn store4_avx2(es: usize, p: *mut u8, v: __m256i) {
             v,
             _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
         ));
+        // Narrowed by truncation, as every store: the packs saturate, so the bits above the
+        // output's are cleared first (a count past the output's type is exact in its low bits
+        // for the epilogue that maps it, as with valid bits under XNOR).
         match es {
             4 => _mm_storeu_si128(p.cast(), d),
-            2 => _mm_storel_epi64(p.cast(), _mm_packus_epi32(d, d)),
+            2 => {
+                let d = _mm_and_si128(d, _mm_set1_epi32(0xFFFF));
+                _mm_storel_epi64(p.cast(), _mm_packus_epi32(d, d))
+            }
             _ => {
+                let d = _mm_and_si128(d, _mm_set1_epi32(0xFF));
                 let w = _mm_packus_epi32(d, d);
                 let b = _mm_packus_epi16(w, w);
                 std::ptr::write_unaligned(p.cast::<i32>(), _mm_cvtsi128_si32(b));

@@ -8,7 +8,7 @@
 
 use super::isa::isa_fn;
 use super::kernel::Dist;
-use super::x86::*;
+use super::vector::Vector;
 use std::arch::x86_64::*;
 
 /// [`scan_below`](super::simd::scan_below) with a mask: `mask(chunk, limit)` gives the bits of
@@ -91,77 +91,21 @@ isa_fn! { avx2 =>
     }
 }
 
-impl Avx512 {
-    /// [`scan_masked`] with two unsigned compares of eight lanes (`u16`s: one AVX2 compare of
-    /// sixteen).
-    #[inline(always)]
-    pub(super) fn scan_below<D: Dist, F: FnMut(usize, u64) -> u64>(
-        self,
-        v: &[D],
-        limit: u64,
-        f: F,
-    ) {
-        if short_dist::<D>() {
-            // SAFETY: AVX-512F, which includes AVX2, is present (see `Avx512`).
-            return unsafe { scan_below_u16(v, limit, f) };
-        }
-        scan_masked(v, limit, f, |chunk, limit| {
-            let chunk: &[u64] = bytemuck::cast_slice(chunk);
-            // SAFETY: AVX-512F is present (see `Avx512`); the two loads read words 0-7 and 8-15
-            // of `chunk`, which holds sixteen.
-            unsafe {
-                let l = _mm512_set1_epi64(limit as i64);
-                let lo = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(chunk.as_ptr().cast()), l);
-                let hi =
-                    _mm512_cmplt_epu64_mask(_mm512_loadu_si512(chunk.as_ptr().add(8).cast()), l);
-                u32::from(lo) | (u32::from(hi) << 8)
-            }
-        })
+/// [`scan_masked`] with [`Vector::below16`] (`u16`s: one AVX2 compare of sixteen, which both
+/// instruction sets have).
+#[inline(always)]
+pub(super) fn scan_below<I: Vector, D: Dist, F: FnMut(usize, u64) -> u64>(
+    isa: I,
+    v: &[D],
+    limit: u64,
+    f: F,
+) {
+    if short_dist::<D>() {
+        // SAFETY: a value of `I` proves AVX2 (AVX-512F includes it).
+        return unsafe { scan_below_u16(v, limit, f) };
     }
-}
-
-impl Avx2 {
-    /// [`scan_masked`] with four subtractions of four lanes: below a limit of 2^63, a value
-    /// minus the limit is negative (its top bit set) where the value is below, and also where it
-    /// is at least 2^63 above (which `scan_masked` compares again); from 2^63, every value is
-    /// offered to that compare. The four differences ORed give one test of sixteen values, and
-    /// only a chunk that holds one below builds its mask: the mask of every chunk (compares, and
-    /// `movmskpd` of each) had cost as much as a third of ten queries' knn over 100,000 codes of 16
-    /// bytes, and compares ORed, the compiler narrowed lane by lane before the test. `u16`s take
-    /// one compare of sixteen.
-    #[inline(always)]
-    pub(super) fn scan_below<D: Dist, F: FnMut(usize, u64) -> u64>(
-        self,
-        v: &[D],
-        limit: u64,
-        f: F,
-    ) {
-        if short_dist::<D>() {
-            // SAFETY: AVX2 is present (see `Avx2`).
-            return unsafe { scan_below_u16(v, limit, f) };
-        }
-        scan_masked(v, limit, f, |chunk, limit| {
-            if limit > i64::MAX as u64 {
-                return 0xffff;
-            }
-            let chunk: &[u64] = bytemuck::cast_slice(chunk);
-            // SAFETY: AVX2 is present (see `Avx2`); the four loads read words 0-15 of `chunk`,
-            // which holds sixteen.
-            unsafe {
-                let l = _mm256_set1_epi64x(limit as i64);
-                let d: [__m256i; 4] = std::array::from_fn(|w| {
-                    _mm256_sub_epi64(_mm256_loadu_si256(chunk.as_ptr().add(4 * w).cast()), l)
-                });
-                let any = _mm256_castsi256_pd(_mm256_or_si256(
-                    _mm256_or_si256(d[0], d[1]),
-                    _mm256_or_si256(d[2], d[3]),
-                ));
-                if _mm256_testz_pd(any, any) == 1 {
-                    return 0;
-                }
-                let bits = |x: __m256i| _mm256_movemask_pd(_mm256_castsi256_pd(x)) as u32;
-                bits(d[0]) | (bits(d[1]) << 4) | (bits(d[2]) << 8) | (bits(d[3]) << 12)
-            }
-        })
-    }
+    scan_masked(v, limit, f, |chunk, limit| {
+        let values: &[u64] = bytemuck::cast_slice(chunk);
+        isa.below16(values.try_into().unwrap_or(&[0; 16]), limit)
+    })
 }
