@@ -7,7 +7,7 @@
     reason = "x86_64 vector intrinsics; each use states its safety"
 )]
 
-use super::streams::{code_count, stream_long, stream_words};
+use super::streams::{code_count, repeated_words, stream_long, stream_words};
 use super::vector::{Group, Vector, emit};
 use super::x86::*;
 use crate::element::WideExpr;
@@ -162,13 +162,9 @@ impl Avx2 {
         let b = &task.b[..n * bytes];
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
-            let mut qw = [0u64; 8];
-            for (k, w) in q.chunks(8).enumerate() {
-                let mut x = [0u8; 8];
-                x[..w.len()].copy_from_slice(w);
-                (qw[k], qw[k + 2]) = (u64::from_le_bytes(x), u64::from_le_bytes(x));
-            }
-            let (q_reg, mask) = (self.set(&qw), self.first_bytes(bytes));
+            let mut q16 = [0u8; 16];
+            q16[..bytes].copy_from_slice(q);
+            let (q_reg, mask) = (self.set(&repeated_words(&q16, 2)), self.first_bytes(bytes));
             // Both 128-bit lanes keep a code's bytes.
             // SAFETY: AVX2 is present (see `Avx2`); registers only.
             let mask = unsafe { _mm256_permute2x128_si256::<0x00>(mask.0, mask.0) };

@@ -9,7 +9,7 @@
 use super::avx512_groups::*;
 use super::isa::isa_fn;
 use super::strategy::window_words;
-use super::streams::{code_count, stream_long, stream_words};
+use super::streams::{code_count, repeated_words, stream_long, stream_words};
 use super::tiles::padding_count;
 use super::vector::{Vector, emit};
 use super::x86::*;
@@ -120,14 +120,10 @@ impl<const VP: bool> Avx512<VP> {
         let b = &task.b[..n * 16];
         for i in 0..task.a_rows {
             let q = &task.a[i * task.a_stride..i * task.a_stride + 16];
-            let lanes: [u64; 8] = std::array::from_fn(|k| {
-                let w = k % 2;
-                u64::from_le_bytes(q[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]))
-            });
             let src = Pairs::<E, VP> {
                 isa: self,
                 b: b.as_ptr(),
-                q: self.set(&lanes),
+                q: self.set(&repeated_words(q, 2)),
                 expr: std::marker::PhantomData,
             };
             // SAFETY: the groups read codes `c..c + 16` for `c + 16 <= n`, inside `b` (`n`

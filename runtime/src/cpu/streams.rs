@@ -38,6 +38,16 @@ pub(super) fn code_count<E: WideExpr>(q: &[u8], code: &[u8]) -> u64 {
     whole + u64::from(rest)
 }
 
+/// The first `words` 64-bit words of `q` repeated across eight lanes: a query of that many words
+/// as every code of a register meets it.
+#[inline(always)]
+pub(super) fn repeated_words(q: &[u8], words: usize) -> [u64; 8] {
+    std::array::from_fn(|k| {
+        let w = k % words;
+        u64::from_le_bytes(q[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]))
+    })
+}
+
 /// Eight codes of `L` words from `b` (`L` at most a register's lanes), `LANES / L` to a
 /// register, against the query's words repeated across the register.
 pub(super) struct Words<I: Vector, E, const L: usize> {
@@ -76,14 +86,10 @@ pub(super) fn stream_words<I: Vector, E: WideExpr, const L: usize>(
     let b = &task.b[..n * bytes];
     for i in 0..task.a_rows {
         let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
-        let lanes: [u64; 8] = std::array::from_fn(|k| {
-            let w = k % L;
-            u64::from_le_bytes(q[w * 8..w * 8 + 8].try_into().unwrap_or([0; 8]))
-        });
         let src = Words::<I, E, L> {
             isa,
             b: b.as_ptr(),
-            q: isa.set(&lanes),
+            q: isa.set(&repeated_words(q, L)),
             expr: PhantomData,
         };
         // SAFETY: the groups read codes `c..c + 8` for `c + 8 <= n`, inside `b` (`n` codes,
