@@ -10,6 +10,7 @@
     reason = "vector loads through raw pointers into bounds-checked rows"
 )]
 
+use super::tuning::LONG_CACHED_BYTES;
 use super::vector::{Group, Vector, emit};
 use crate::element::{Lanes, WideExpr};
 use crate::op::{PairOut, PairTask};
@@ -119,6 +120,8 @@ pub(super) struct Long<I: Vector, E, const R: usize, const TAIL: bool> {
     regs: usize,
     tail: usize,
     keep: I::Reg,
+    /// The codes come from memory, not the caches: each code is read in order.
+    from_memory: bool,
     expr: PhantomData<E>,
 }
 
@@ -155,52 +158,64 @@ impl<I: Vector, E: WideExpr, const R: usize, const TAIL: bool> Group<I> for Long
         let isa = self.isa;
         let (width, regs) = (I::LANES * 8, if R == 0 { self.regs } else { R });
         let mut p = [isa.zero(); 8];
-        let codes: [*const u8; 8] =
-            std::array::from_fn(|v| self.b.wrapping_add((c + v) * self.bytes));
-        // SAFETY: the caller's: codes `c..c + 8` lie inside the codes, and the loads read
-        // their `regs` whole registers and tails, and the query's, inside their bytes.
-        unsafe {
-            if I::REGISTERS >= 32 {
-                // Eight codes' counts in registers, each query register loaded once for the
-                // eight; counts settled every `SETTLE_EVERY` registers.
+        if R == 0 && I::REGISTERS >= 32 && !self.from_memory {
+            // A query read from memory, codes in the caches: each query register loaded once
+            // for the eight codes, their counts in registers, settled every `SETTLE_EVERY`.
+            let codes: [*const u8; 8] =
+                std::array::from_fn(|v| self.b.wrapping_add((c + v) * self.bytes));
+            let mut t = 0;
+            while t < regs {
+                let end = t.saturating_add(I::SETTLE_EVERY).min(regs);
+                let mut part = [isa.zero(); 8];
+                while t < end {
+                    // SAFETY: the caller's: codes `c..c + 8` lie inside the codes, and register
+                    // `t < regs` inside each code and the query.
+                    let q = unsafe { self.query(t) };
+                    for (pv, code) in part.iter_mut().zip(codes) {
+                        // SAFETY: as above.
+                        let x = unsafe { isa.load(code.add(t * width)) };
+                        *pv = isa.count_into(*pv, E::wide([q, x]));
+                    }
+                    t += 1;
+                }
+                for (pv, part) in p.iter_mut().zip(part) {
+                    *pv = isa.add(*pv, isa.settle(part));
+                }
+            }
+            for (pv, code) in p.iter_mut().zip(codes).filter(|_| TAIL) {
+                // SAFETY: as above; the tail lies inside each code.
+                *pv = isa.add(*pv, isa.count(unsafe { self.tail(code) }));
+            }
+            return isa.code_sums::<8>(&p);
+        }
+        let stride = if R != 0 && !TAIL {
+            R * width
+        } else {
+            self.bytes
+        };
+        // Each code's registers in order, one code after another, so that the loads run up
+        // through `b` as the hardware's prefetch expects; counts settled every `SETTLE_EVERY`
+        // registers. Written so, the compiler keeps the loads' order: with the codes' addresses
+        // taken from an array it ordered them from the last code down, and codes from memory
+        // came late.
+        for (v, pv) in p.iter_mut().enumerate() {
+            // SAFETY: the caller's: codes `c..c + 8` lie inside the codes, and the loads read
+            // their `regs` whole registers and tails, and the query's, inside their bytes.
+            unsafe {
+                let code = self.b.add((c + v) * stride);
                 let mut t = 0;
                 while t < regs {
                     let end = t.saturating_add(I::SETTLE_EVERY).min(regs);
-                    let mut part = [isa.zero(); 8];
+                    let mut part = isa.zero();
                     while t < end {
-                        let q = self.query(t);
-                        for (pv, code) in part.iter_mut().zip(codes) {
-                            let x = isa.load(code.add(t * width));
-                            *pv = isa.count_into(*pv, E::wide([q, x]));
-                        }
+                        let x = isa.load(code.add(t * width));
+                        part = isa.count_into(part, E::wide([self.query(t), x]));
                         t += 1;
                     }
-                    for (pv, part) in p.iter_mut().zip(part) {
-                        *pv = isa.add(*pv, isa.settle(part));
-                    }
+                    *pv = isa.add(*pv, isa.settle(part));
                 }
                 if TAIL {
-                    for (pv, code) in p.iter_mut().zip(codes) {
-                        *pv = isa.add(*pv, isa.count(self.tail(code)));
-                    }
-                }
-            } else {
-                // One code at a time, its counts settled every `SETTLE_EVERY` registers.
-                for (pv, code) in p.iter_mut().zip(codes) {
-                    let mut t = 0;
-                    while t < regs {
-                        let end = (t + I::SETTLE_EVERY).min(regs);
-                        let mut part = isa.zero();
-                        while t < end {
-                            let x = isa.load(code.add(t * width));
-                            part = isa.count_into(part, E::wide([self.query(t), x]));
-                            t += 1;
-                        }
-                        *pv = isa.add(*pv, isa.settle(part));
-                    }
-                    if TAIL {
-                        *pv = isa.add(*pv, isa.count(self.tail(code)));
-                    }
+                    *pv = isa.add(*pv, isa.count(self.tail(code)));
                 }
             }
         }
@@ -245,6 +260,7 @@ pub(super) fn stream_long<I: Vector, E: WideExpr, const R: usize, const TAIL: bo
                 true => isa.first_bytes(tail),
                 false => isa.zero(),
             },
+            from_memory: n * bytes > LONG_CACHED_BYTES,
             expr: PhantomData,
         };
         // SAFETY: the groups read codes `c..c + 8` for `c + 8 <= n`, inside `b` (`n` codes of

@@ -102,6 +102,13 @@ pub(crate) const DIRECT_BYTES: usize = 8 * CHUNK_BYTES;
 /// `tensorbits bench bitwise_count_sum --shape 64,65536 --axis 0`.
 pub(crate) const FOLD_ROWS: usize = 4;
 
+/// Bytes of a stream's codes past which codes of more than four registers are read one after
+/// another, the query's registers loaded again for each, rather than register by register across
+/// eight codes: from memory, only loads in order keep up. About a core's L2.
+/// `python3 benches/grid.py --sizes 300,520,1024 --queries 1,10 --db 1000,100000`.
+#[cfg(target_arch = "x86_64")]
+pub(crate) const LONG_CACHED_BYTES: usize = 1 << 20;
+
 // Kernel choice.
 
 /// Rows of `a` below which codes of 9 to 32 bytes stream through vector registers rather than
