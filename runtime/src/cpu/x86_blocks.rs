@@ -174,56 +174,11 @@ isa_fn! { avx512 =>
         dst: &mut [u8],
         stride: usize,
     ) {
-        // The output size a constant of the loop for codes of one or two words, as in
-        // [`blocks_out_avx2`].
         // SAFETY: the caller's.
         unsafe {
             by_out_size!(WW <= 2, es, ES => {
-                blocks_avx512_sized::<E, WW, R, ES>(isa, es, aw, packed, blocks, dst, stride)
+                blocks_sized::<Avx512, E, WW, R, ES>(isa, es, aw, packed, blocks, dst, stride)
             })
-        }
-    }
-}
-
-/// [`blocks_out_avx512`] for outputs of `ES` bytes (0: `es`, known at run time).
-///
-/// # Safety
-/// As [`blocks_out_avx512`].
-#[inline(always)]
-unsafe fn blocks_avx512_sized<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
-    isa: Avx512,
-    es: usize,
-    aw: &[u64],
-    packed: &[u64],
-    blocks: usize,
-    dst: &mut [u8],
-    stride: usize,
-) {
-    let es = if ES == 0 { es } else { ES };
-    let base = dst.as_mut_ptr();
-    // Two blocks at a time: each row's sixteen results stored in one piece (`store16`).
-    for g in 0..blocks / 2 {
-        let at = g * 2 * WW * 8;
-        let s0 = isa.sums::<E, R>(aw, &packed[at..at + WW * 8], WW);
-        let s1 = isa.sums::<E, R>(aw, &packed[at + WW * 8..at + 2 * WW * 8], WW);
-        for r in 0..R {
-            // SAFETY: AVX-512F is present (the caller's); the `16 * es` bytes
-            // at `r * stride + g * 16 * es` lie inside `dst` (the caller's `blocks_fit`).
-            unsafe {
-                store16(es, base.add(r * stride + g * 16 * es), s0[r], s1[r], false);
-            }
-        }
-    }
-    if blocks % 2 == 1 {
-        let jb = blocks - 1;
-        let pb = &packed[jb * WW * 8..(jb + 1) * WW * 8];
-        let sums = isa.sums::<E, R>(aw, pb, WW);
-        for (r, a) in sums.into_iter().enumerate() {
-            // SAFETY: AVX-512F is present (the caller's); the `8 * es` bytes at
-            // `r * stride + jb * 8 * es` lie inside `dst` (the caller's `blocks_fit`).
-            unsafe {
-                store8(es, base.add(r * stride + jb * 8 * es), a);
-            }
         }
     }
 }
@@ -247,24 +202,102 @@ isa_fn! { avx2 =>
         dst: &mut [u8],
         stride: usize,
     ) {
-        // Codes of one or two words: the store is most of a block's work, so the output size is a
-        // constant in its loop. Longer codes pass it at run time (one copy of their loop).
         // SAFETY: the caller's.
         unsafe {
             by_out_size!(WW <= 2, es, ES => {
-                blocks_avx2_sized::<E, WW, R, ES>(isa, es, aw, packed, blocks, dst, stride)
+                blocks_sized::<Avx2, E, WW, R, ES>(isa, es, aw, packed, blocks, dst, stride)
             })
         }
     }
 }
 
-/// [`blocks_out_avx2`] for outputs of `ES` bytes (0: `es`, known at run time).
+/// What the blocks loop asks of an instruction set: how many packed blocks it counts at once, and
+/// how their counts go from registers to the output in its type.
+trait StoreBlocks: Block {
+    /// Blocks counted and stored together.
+    const AT_ONCE: usize;
+    /// Counts the `n` packed blocks (`1..=AT_ONCE`) of `pbs` against the `R` rows of `aw` and stores
+    /// row `r`'s `8 * n` results from `base + r * stride`, as elements of `es` bytes.
+    ///
+    /// # Safety
+    /// The instruction set's features must be present, `pbs` must hold `n` blocks of `WW` words,
+    /// and the `8 * n * es` bytes from each row's start must be writable.
+    unsafe fn count_store<E: WideExpr, const WW: usize, const R: usize>(
+        self,
+        es: usize,
+        aw: &[u64],
+        pbs: &[u64],
+        n: usize,
+        base: *mut u8,
+        stride: usize,
+    );
+}
+
+impl StoreBlocks for Avx512 {
+    /// Two: each row's sixteen results narrowed together and stored in one piece (`store16`).
+    const AT_ONCE: usize = 2;
+    #[inline(always)]
+    unsafe fn count_store<E: WideExpr, const WW: usize, const R: usize>(
+        self,
+        es: usize,
+        aw: &[u64],
+        pbs: &[u64],
+        n: usize,
+        base: *mut u8,
+        stride: usize,
+    ) {
+        let s0 = self.sums::<E, R>(aw, &pbs[..WW * 8], WW);
+        if n == 2 {
+            let s1 = self.sums::<E, R>(aw, &pbs[WW * 8..2 * WW * 8], WW);
+            for r in 0..R {
+                // SAFETY: the caller's: AVX-512F and BW, and the `16 * es` bytes of row `r`.
+                unsafe { store16(es, base.add(r * stride), s0[r], s1[r], false) }
+            }
+        } else {
+            for (r, a) in s0.into_iter().enumerate() {
+                // SAFETY: the caller's: AVX-512F, and the `8 * es` bytes of row `r`.
+                unsafe { store8(es, base.add(r * stride), a) }
+            }
+        }
+    }
+}
+
+impl StoreBlocks for Avx2 {
+    /// One: each row's four counts of a half block go from the register to the output (through an
+    /// array of the block's counts, they were stored, loaded and stored again).
+    const AT_ONCE: usize = 1;
+    #[inline(always)]
+    unsafe fn count_store<E: WideExpr, const WW: usize, const R: usize>(
+        self,
+        es: usize,
+        aw: &[u64],
+        pbs: &[u64],
+        _: usize,
+        base: *mut u8,
+        stride: usize,
+    ) {
+        self.counts::<E, R>(aw, &pbs[..WW * 8], WW, |h, r, v| {
+            // SAFETY: the caller's: AVX2, and the `4 * es` bytes at `h * 4 * es` of row `r`.
+            unsafe { store4_avx2(es, base.add(r * stride + h * 4 * es), v) }
+        });
+    }
+}
+
+/// The wide tile's blocks for outputs of `ES` bytes (0: `es`, known at run time): `AT_ONCE` blocks
+/// at a time, then the rest. Codes of one or two words pass `ES`, since the store is most of a
+/// block's work there; longer codes pass it at run time (one copy of their loop).
 ///
 /// # Safety
-/// As [`blocks_out_avx2`].
+/// The features of `B` must be present, and `blocks_fit` true of the arguments.
 #[inline(always)]
-unsafe fn blocks_avx2_sized<E: WideExpr, const WW: usize, const R: usize, const ES: usize>(
-    isa: Avx2,
+unsafe fn blocks_sized<
+    B: StoreBlocks,
+    E: WideExpr,
+    const WW: usize,
+    const R: usize,
+    const ES: usize,
+>(
+    isa: B,
     es: usize,
     aw: &[u64],
     packed: &[u64],
@@ -274,16 +307,33 @@ unsafe fn blocks_avx2_sized<E: WideExpr, const WW: usize, const R: usize, const 
 ) {
     let es = if ES == 0 { es } else { ES };
     let base = dst.as_mut_ptr();
-    // Each row's four counts go from the register to the output in its type: through an array of
-    // the block's counts, they were stored, loaded and stored again, and the array cleared for
-    // every block.
-    for jb in 0..blocks {
-        let pb = &packed[jb * WW * 8..(jb + 1) * WW * 8];
-        isa.counts::<E, R>(aw, pb, WW, |h, r, v| {
-            // SAFETY: AVX2 is present (the caller's); the `4 * es` bytes at
-            // `r * stride + (jb * 8 + h * 4) * es` lie inside `dst` (the caller's `blocks_fit`).
-            unsafe { store4_avx2(es, base.add(r * stride + (jb * 8 + h * 4) * es), v) }
-        });
+    let (full, step) = (blocks / B::AT_ONCE * B::AT_ONCE, B::AT_ONCE * WW * 8);
+    for (g, pbs) in packed[..full * WW * 8].chunks_exact(step).enumerate() {
+        // SAFETY: the caller's; the results of blocks `g * AT_ONCE..` start at byte
+        // `g * AT_ONCE * 8 * es` of each row, inside `dst` (`blocks_fit`).
+        unsafe {
+            isa.count_store::<E, WW, R>(
+                es,
+                aw,
+                pbs,
+                B::AT_ONCE,
+                base.add(g * 8 * B::AT_ONCE * es),
+                stride,
+            )
+        }
+    }
+    if full < blocks {
+        // SAFETY: as above, for the last `blocks - full` blocks.
+        unsafe {
+            isa.count_store::<E, WW, R>(
+                es,
+                aw,
+                &packed[full * WW * 8..blocks * WW * 8],
+                blocks - full,
+                base.add(full * 8 * es),
+                stride,
+            )
+        }
     }
 }
 
