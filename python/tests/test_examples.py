@@ -43,3 +43,33 @@ def test_binary_search_snippet_runs_on_float_embeddings():
     for q in range(7):
         assert set(scope["top10"][q]) <= set(scope["candidates"][q])
         assert (np.diff(scope["scores"][q]) <= 0).all()
+
+
+def test_the_database_snippet_gives_the_plain_calls_results(tmp_path, monkeypatch):
+    """The README's prepared-database snippet, on sparse 2048-bit fingerprints, saved and loaded."""
+    import numpy as np
+
+    import tensorbits as tb
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Similarity search", 1)[1]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    rng = np.random.default_rng(5)
+    # About 50 bits set in 2048, as Morgan fingerprints have; a few rows copied so that 0.7 is met.
+    bits = rng.random((3000, 2048)) < 50 / 2048
+    fingerprints = np.packbits(bits, axis=-1)
+    queries = fingerprints[rng.integers(0, 3000, 9)].copy()
+    queries[0] = 0  # no bits set: 0 / 0 is 0, below the threshold
+    monkeypatch.chdir(tmp_path)
+    scope = {"tb": tb, "fingerprints": fingerprints, "queries": queries}
+    exec(compile(block, "README.md", "exec"), scope)
+    assert (tmp_path / "chembl.tbdb").exists()
+    want = tb.range_search(queries, fingerprints, 0.7, op="tanimoto")
+    for got, expected in zip((scope["lims"], scope["sims"], scope["rows"]), want):
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+    assert scope["lims"][-1] >= 8  # each copied row finds itself
+    assert isinstance(scope["db"], tb.Database)
+    results = scope["db"].range_search(queries, 0.7)
+    for got, expected in zip(results, want):
+        np.testing.assert_array_equal(got, expected)
