@@ -774,11 +774,12 @@ _named(hamming_distance, "hamming_distance", """The number of bits that differ b
     """)
 
 
-def _packed_codes(a, b, name):
-    """Bool or float codes are refused with the way to pack them, not an op's name."""
+def _packed_codes(a, b, name, names=("a", "b")):
+    """Bool or float codes are refused with the way to pack them, not an op's name; ``names`` are
+    the arguments' as the caller took them."""
     if type(a) is not np.ndarray or type(b) is not np.ndarray:
-        a, b = _inputs([a, b], ["a", "b"])[0]
-    for x, which in ((a, "a"), (b, "b")):
+        a, b = _inputs([a, b], list(names))[0]
+    for x, which in zip((a, b), names):
         if x.dtype.kind in "bfc":
             raise TypeError(
                 f"{name}: {which} is {x.dtype}; binary codes are packed bits of an unsigned or "
@@ -1035,7 +1036,7 @@ class Database:
         codes, _ = _unsigned_codes(self._index, codes, codes)
         if codes.ndim != 2:
             raise ValueError(f"codes: expected an [N, K] array, got shape {codes.shape}")
-        _packed_codes(codes, codes, "Database")
+        _packed_codes(codes, codes, "Database", ("codes", "codes"))
         codes = np.require(codes, codes.dtype.newbyteorder("="), ["C", "A"])
         self._dtype, self._k = codes.dtype.name, codes.shape[1]
         self.scanned = 0

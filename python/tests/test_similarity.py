@@ -221,6 +221,10 @@ def test_a_database_compares_fewer_rows_and_refuses_what_is_not_its_own(tmp_path
         tb.knn(codes[:1], db, 3, op="dice")
     with pytest.raises(ValueError):
         tb.Database(codes, op="hamming_distance")
+    # Float codes: the argument named as the caller wrote it, with the way to pack them.
+    for floats in (codes.astype(np.float32), codes.astype(np.float64).tolist()):
+        with pytest.raises(TypeError, match=r"^Database: codes is float\d+; .*tb\.binarize"):
+            tb.Database(floats)
     # Parts changed on disk are refused when loaded.
     db.save(tmp_path / "db")
     counts = np.load(tmp_path / "db" / "counts.npy")
