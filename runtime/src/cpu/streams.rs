@@ -182,9 +182,11 @@ impl<I: Vector, E: WideExpr, const R: usize, const TAIL: bool> Group<I> for Long
                     *pv = isa.add(*pv, isa.settle(part));
                 }
             }
-            for (pv, code) in p.iter_mut().zip(codes).filter(|_| TAIL) {
-                // SAFETY: as above; the tail lies inside each code.
-                *pv = isa.add(*pv, isa.count(unsafe { self.tail(code) }));
+            if TAIL {
+                for (pv, code) in p.iter_mut().zip(codes) {
+                    // SAFETY: as above; the tail lies inside each code.
+                    *pv = isa.add(*pv, isa.count(unsafe { self.tail(code) }));
+                }
             }
             return isa.code_sums::<8>(&p);
         }
