@@ -289,7 +289,6 @@ pub(crate) fn write_elem(out: &mut [u8], at: usize, es: usize, v: u64) {
 }
 
 /// An output's element size as the vector stores write it: 1, 2 or 4 bytes, else 8.
-#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn out_size(es: usize) -> usize {
     match es {
@@ -301,7 +300,6 @@ pub(crate) fn out_size(es: usize) -> usize {
 /// Evaluates `$body` with the constant `$ES` the output size `$es` ([`out_size`]: 1, 2, 4, else 8)
 /// where `$short` (codes short enough that the store is most of the work, so each size gets a copy
 /// of the loop), else 0: the loop then reads the size at run time, one copy for all sizes.
-#[cfg(target_arch = "x86_64")]
 macro_rules! by_out_size {
     ($short:expr, $es:expr, $ES:ident => $body:expr) => {
         match ($short, $es) {
@@ -328,7 +326,6 @@ macro_rules! by_out_size {
         }
     };
 }
-#[cfg(target_arch = "x86_64")]
 pub(crate) use by_out_size;
 
 /// Writes eight accumulators as consecutive output elements of `es` bytes ([`out_size`]) at the

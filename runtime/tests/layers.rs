@@ -16,7 +16,7 @@ const ORDER: &[&str] = &[
 /// that picks a driver's blocking and thread split from them, the accumulators, instruction-set
 /// detection,
 /// streaming stores, the element loops, the pair tiles, the vector trait, its instruction sets
-/// and the streams written over it, their vector blocks, the dispatch to
+/// and the streams written over it, the portable instruction set, their vector blocks, the dispatch to
 /// instruction sets, the walk, knn's selection, the reduction and pair
 /// drivers. `mod.rs` (the entry points and the kernels generated code calls) sits above them all.
 const CPU_ORDER: &[&str] = &[
@@ -30,6 +30,7 @@ const CPU_ORDER: &[&str] = &[
     "vector",
     "x86",
     "streams",
+    "portable",
     "avx512_groups",
     "avx512_stream",
     "x86_blocks",

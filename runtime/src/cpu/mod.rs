@@ -1,10 +1,11 @@
 //! The CPU executor. Layers, each using only the ones before it (`tests/layers.rs` holds the
 //! order): the hot loops over contiguous slices (`kernel.rs`, the leaf) and the pair tiles
 //! (`tiles.rs`); their versions per instruction set, chosen at run time (`isa.rs` detects the
-//! features and writes the versions, `simd.rs` declares them). On x86_64 the streams are written
-//! once over a vector trait (`vector.rs`, with `emit`, their way to the output; `streams.rs`, the
-//! shapes of whole words and whole registers), whose one impl per instruction set is in `x86.rs`
-//! with the tokens that prove the features; what only one instruction set's instructions make is
+//! features and writes the versions, `simd.rs` declares them). The streams are written once over a
+//! vector trait (`vector.rs`, with `emit`, their way to the output; `streams.rs`, the shapes of
+//! whole words and whole registers), with one impl per instruction set: `portable.rs` for any
+//! CPU, and in `x86.rs` AVX2 and AVX-512 with the tokens that prove the features; what only one
+//! x86_64 instruction set's instructions make is
 //! in `avx512_groups.rs`, `avx512_stream.rs` and `avx2_stream.rs`, the wide tile's blocks in
 //! `x86_blocks.rs` and knn's scan in `x86_scan.rs`. Then streaming stores (`stream.rs`); and the
 //! walk over any layout (`walk.rs`), which cuts a validated plan into contiguous runs for an op's
@@ -27,6 +28,7 @@ mod isa;
 mod kernel;
 pub(crate) mod knn;
 pub(crate) mod pair;
+mod portable;
 pub(crate) mod range;
 pub(crate) mod ratio;
 pub(crate) mod reduce;
@@ -34,11 +36,9 @@ mod select;
 pub(crate) mod simd;
 mod strategy;
 pub(crate) mod stream;
-#[cfg(target_arch = "x86_64")]
 mod streams;
 mod tiles;
 pub(crate) mod tuning;
-#[cfg(target_arch = "x86_64")]
 mod vector;
 pub(crate) mod walk;
 #[cfg(target_arch = "x86_64")]

@@ -13,6 +13,8 @@ use super::isa::multiversion;
 #[cfg(target_arch = "x86_64")]
 use super::isa::{Isa, isa};
 use super::kernel;
+use super::portable::Portable;
+use super::strategy::portable_codes;
 #[cfg(target_arch = "x86_64")]
 use super::strategy::{Level, packed_stream_rows};
 use super::tiles;
@@ -404,7 +406,13 @@ multiversion! {
     /// registers instead.
     #[inline]
     pub(crate) fn pair_words[E: WideExpr][E](task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
-        baseline => tiles::pair_words_body::<E, _>(Scalar, task, out),
+        // Long codes of whole registers in consecutive rows stream through the portable
+        // registers of four words.
+        baseline => {
+            if !(portable_codes(task.k * task.elem_size) && Portable.stream::<E>(task, out)) {
+                tiles::pair_words_body::<E, _>(Scalar, task, out)
+            }
+        },
         avx2 => {
             // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
             let avx2 = unsafe { Avx2::new_unchecked() };

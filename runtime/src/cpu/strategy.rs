@@ -6,8 +6,8 @@ use super::tuning::{
     AVX2_LONG_STREAM_ROWS, AVX2_PACKED_STREAM_ROWS, AVX2_REGISTER_HALF_STREAM_ROWS,
     AVX2_REGISTER_STREAM_ROWS, AVX2_WINDOW_STREAM_ROWS, BW_STREAM_ROWS, CALL_ROWS,
     KNN_PARALLEL_BYTES, KNN_SPLIT_BYTES, LONG_STREAM_ROWS, LOOKUP_PAIR_PARALLEL_BYTES, MB,
-    MEDIUM_STREAM_ROWS, NB, PACKED_STREAM_ROWS, PAIR_PARALLEL_BYTES, SHARE_OUTPUT_BYTES,
-    SPLIT_SELECTION_BYTES, STREAM_ROWS, TILE_BYTES, WINDOW_STREAM_ROWS,
+    MEDIUM_STREAM_ROWS, NB, PACKED_STREAM_ROWS, PAIR_PARALLEL_BYTES, PORTABLE_STREAM_BYTES,
+    SHARE_OUTPUT_BYTES, SPLIT_SELECTION_BYTES, STREAM_ROWS, TILE_BYTES, WINDOW_STREAM_ROWS,
 };
 
 /// The level the CPU kernels run at, as the strategy sees it: the four levels `TENSORBITS_CPU`
@@ -41,6 +41,12 @@ pub(crate) fn window_words(bytes: usize) -> usize {
 /// more: multiples of 16 bytes from 32.
 pub(crate) fn long_avx2_codes(bytes: usize) -> bool {
     bytes >= 32 && bytes.is_multiple_of(16)
+}
+
+/// Whether codes of `bytes` bytes in consecutive rows take the portable streams where no
+/// instruction set above the baseline runs: whole registers of [`PORTABLE_STREAM_BYTES`] or more.
+pub(crate) fn portable_codes(bytes: usize) -> bool {
+    bytes >= PORTABLE_STREAM_BYTES && bytes.is_multiple_of(32)
 }
 
 /// Whether codes of `bytes` bytes take the AVX2 streams of [`long_avx2_codes`] at `level`: at
@@ -303,6 +309,24 @@ pub(crate) fn knn_plan(w: &KnnWork, threads: usize) -> KnnPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_portable_streams_take_long_codes_of_whole_registers() {
+        let cases = [
+            (8, false),
+            (32, false),
+            (96, false),
+            (PORTABLE_STREAM_BYTES - 32, false),
+            (PORTABLE_STREAM_BYTES, true),
+            (PORTABLE_STREAM_BYTES + 8, false),
+            (PORTABLE_STREAM_BYTES + 32, true),
+            (256, true),
+            (4096, true),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(portable_codes(bytes), want, "{bytes} bytes");
+        }
+    }
 
     #[test]
     fn the_rows_below_which_each_code_size_streams() {

@@ -2,8 +2,8 @@
 //! (a few queries against a database), eight codes' counts a step, for codes of whole 64-bit
 //! words that fill a register in part ([`Words`]) and codes of one or more whole registers and
 //! a part of one ([`Long`]). Each instruction set's stream sends its sizes here
-//! (`avx2_stream.rs`, `avx512_stream.rs`) and keeps the shapes its instructions alone make
-//! (masked byte loads, 32-bit lanes).
+//! (`portable.rs`, `avx2_stream.rs`, `avx512_stream.rs`) and keeps the shapes its instructions
+//! alone make (masked byte loads, 32-bit lanes).
 
 #![allow(
     unsafe_code,

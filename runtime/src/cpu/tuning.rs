@@ -56,7 +56,6 @@ pub const STREAM_BYTES: usize = 8 << 20;
 
 /// Codes in a row from which the wide tile aligns its stores: below, the extra codes it takes to
 /// align cost more than the split stores they avoid. `python3 benches/grid.py --db 1000,10000`.
-#[cfg(target_arch = "x86_64")]
 pub(crate) const ALIGN_FROM: usize = 256;
 
 // Tiles and blocks.
@@ -106,10 +105,16 @@ pub(crate) const FOLD_ROWS: usize = 4;
 /// another, the query's registers loaded again for each, rather than register by register across
 /// eight codes: from memory, only loads in order keep up. About a core's L2.
 /// `python3 benches/grid.py --sizes 300,520,1024 --queries 1,10 --db 1000,100000`.
-#[cfg(target_arch = "x86_64")]
 pub(crate) const LONG_CACHED_BYTES: usize = 1 << 20;
 
 // Kernel choice.
+
+/// Bytes per code from which codes of whole 32-byte registers stream through the portable
+/// vector (the baseline and targets other than x86_64) rather than the word tile: there both
+/// count every word with the same instructions, and below it, or with part of a register, the
+/// tile's unrolled words ran ahead (at 40 bytes, twice as fast).
+/// `TENSORBITS_CPU=baseline`, `hamming_cdist` of 1 and 3 queries against 100,000 codes.
+pub(crate) const PORTABLE_STREAM_BYTES: usize = 128;
 
 /// Rows of `a` below which codes of 9 to 32 bytes stream through vector registers rather than
 /// pack `b` for the wide tile: from two register blocks of rows the packing pays for itself.

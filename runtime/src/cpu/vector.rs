@@ -2,7 +2,8 @@
 //! [`Vector`] (its token, made only where its features were detected): how a register loads,
 //! counts the bits of its 64-bit lanes, sums lanes into codes' results, and stores eight or
 //! sixteen results narrowed to the output's type, and which of sixteen values lie below a limit.
-//! The impls are in `x86.rs`, one for AVX2 and one for AVX-512 with and without VPOPCNTDQ; the
+//! The impls are in `portable.rs`, for any CPU, and in `x86.rs`, one for AVX2 and one for AVX-512
+//! with and without VPOPCNTDQ; the
 //! shapes written over the trait are in `streams.rs`, knn's scan in `x86_scan.rs`, and [`emit`]
 //! below is every stream's way from registers to the output.
 
@@ -20,9 +21,9 @@ use crate::op::PairOut;
 /// memory through pointers are not.
 ///
 /// # Safety
-/// A value exists only where the CPU has AVX2 and the instruction set's features, and
+/// A value exists only where the CPU has the instruction set's features, and
 /// [`LANES`](Self::LANES), the loads and the stores describe its registers: the streams bound
-/// their reads and writes by them, and knn's scan runs AVX2 code on the proof of any value.
+/// their reads and writes by them.
 pub(super) unsafe trait Vector: Copy {
     /// A register of 64-bit lanes, on which an op's expression runs (through [`Lanes`]).
     type Reg: Lanes;
@@ -65,6 +66,10 @@ pub(super) unsafe trait Vector: Copy {
     fn first_bytes(self, bytes: usize) -> Self::Reg;
     /// The bits of sixteen values below `limit` (bit `i` for `values[i]`), or of more of them:
     /// knn's scan compares the values of a set bit again, and offers only those below.
+    #[cfg_attr(
+        not(target_arch = "x86_64"),
+        expect(dead_code, reason = "knn's masked scan runs on x86_64 alone")
+    )]
     fn below16(self, values: &[u64; 16], limit: u64) -> u32;
     /// Eight codes' results from the lane counts of their registers: codes of `L` lanes each
     /// (`L` at most [`LANES`](Self::LANES)), in the first `8 * L / LANES` registers of `p`, in

@@ -73,6 +73,18 @@ impl Avx2 {
     }
 }
 
+/// The instruction sets whose values also prove AVX2: knn's scan of `u16`s runs AVX2 code on
+/// them.
+///
+/// # Safety
+/// A value exists only where the CPU has AVX2 and POPCNT.
+pub(super) unsafe trait ProvesAvx2: Vector {}
+
+// SAFETY: a value of `Avx2` proves AVX2 and POPCNT (see the type).
+unsafe impl ProvesAvx2 for Avx2 {}
+// SAFETY: a value of `Avx512` proves AVX2 and POPCNT among its features (see the type).
+unsafe impl<const VP: bool> ProvesAvx2 for Avx512<VP> {}
+
 /// Eight 64-bit lanes. Made only inside [`Avx512`]'s blocks.
 #[derive(Clone, Copy)]
 pub(super) struct V512(pub(super) __m512i);

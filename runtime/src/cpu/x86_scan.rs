@@ -8,7 +8,7 @@
 
 use super::isa::isa_fn;
 use super::kernel::Dist;
-use super::vector::Vector;
+use super::x86::ProvesAvx2;
 use std::arch::x86_64::*;
 
 /// [`scan_below`](super::simd::scan_below) with a mask: `mask(chunk, limit)` gives the bits of
@@ -94,7 +94,7 @@ isa_fn! { avx2 =>
 /// [`scan_masked`] with [`Vector::below16`] (`u16`s: one AVX2 compare of sixteen, which both
 /// instruction sets have).
 #[inline(always)]
-pub(super) fn scan_below<I: Vector, D: Dist, F: FnMut(usize, u64) -> u64>(
+pub(super) fn scan_below<I: ProvesAvx2, D: Dist, F: FnMut(usize, u64) -> u64>(
     isa: I,
     v: &[D],
     limit: u64,

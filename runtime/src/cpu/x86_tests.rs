@@ -1,5 +1,5 @@
 //! The x86_64 kernels against each other and the scalar ones: every stream, block and scan at every
-//! instruction set this CPU has.
+//! instruction set this CPU has, and the portable streams.
 
 #![allow(
     unsafe_code,
@@ -512,6 +512,49 @@ fn avx2_streams_give_the_word_tile_counts() {
         // With AVX-512 F and BW, 15 bytes stays in these windows; the sizes about it do not.
         assert!(!bw_streams(15));
         assert!([4, 8, 14, 16, 32, 48, 64].into_iter().all(bw_streams));
+    }
+    check::<Xor>("XOR");
+    check::<Xnor>("XNOR");
+    check::<And>("AND");
+    check::<Mixed>("MIXED");
+}
+
+/// The portable streams (any CPU) give the word tile's counts: codes of 8 and 16 bytes, and from
+/// 32 bytes one to many registers with and without a part of one more (of any byte count, which
+/// XNOR and MIXED would count past the code without the mask), every expression, database sizes
+/// around the eight codes of a step, and every output size; other sizes are left unwritten.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn portable_streams_give_the_word_tile_counts() {
+    use super::portable::{Portable, portable_streams};
+    fn check<E: WideExpr>(name: &str) {
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        let sizes = [
+            8, 16, 32, 33, 40, 63, 64, 65, 96, 100, 128, 131, 256, 300, 1027,
+        ];
+        for bytes in sizes {
+            for (m, n) in [(1, 0), (1, 1), (1, 7), (2, 8), (1, 9), (3, 63), (2, 201)] {
+                let a: Vec<u8> = (0..m * bytes + 3).map(|_| next() as u8).collect();
+                let b: Vec<u8> = (0..n * bytes).map(|_| next() as u8).collect();
+                let task = consecutive(&a, m, &b, n, bytes);
+                let want = tile_counts::<E>(&task, n);
+                let what = format!("{name}, {bytes} bytes, {m} x {n}");
+                let streamed = every_output_size(&want, bytes, m, n, &what, |out| {
+                    Portable.stream::<E>(&task, out)
+                });
+                assert!(streamed && portable_streams(bytes), "{what}: not streamed");
+            }
+        }
+        for bytes in [1, 4, 7, 9, 12, 15, 17, 24, 31] {
+            let (a, b) = (vec![0u8; 2 * bytes], vec![0u8; 9 * bytes]);
+            let task = consecutive(&a, 2, &b, 9, bytes);
+            let mut got = vec![u64::MAX; 18];
+            let taken = Portable.stream::<E>(&task, &mut PairOut::tile(&mut got, 9));
+            assert!(
+                !taken && !portable_streams(bytes) && got.iter().all(|&x| x == u64::MAX),
+                "{name}, {bytes} bytes"
+            );
+        }
     }
     check::<Xor>("XOR");
     check::<Xnor>("XNOR");
