@@ -493,28 +493,186 @@ fn ratio_ops_refuse_integer_outputs_and_what_they_cannot_rank() {
     assert_eq!(hits.values, 1.0f64.to_le_bytes());
 }
 
+/// The GPU's results are the CPU's, bit for bit: all pairs, knn (ties, every `k`) and range
+/// search, each ratio op, both output types, valid bits in both orders, empty rows; on a device
+/// with lowered limits (tiles of a few codes, dispatches split in two dimensions) and with the
+/// default ones past 65,535 workgroups in one dispatch. What the device cannot do is a typed
+/// error: a command encoder to record into, an output without `COPY_DST`.
 #[test]
-fn the_gpu_says_ratio_ops_run_on_the_cpu() {
-    let Some(gpu) = common::gpu::gpu() else {
-        return;
+fn the_gpu_gives_the_cpus_ratio_results() {
+    use tensorbits::{GpuInput, GpuRegion};
+    let devices = [common::gpu::gpu(), common::gpu::small_gpu()];
+    let mut rng = Rng(977);
+    for (g, limits) in devices.iter().zip(["default", "small"]) {
+        let Some(g) = g else { continue };
+        let mut shapes = vec![
+            (3usize, 700usize, 8usize),
+            (9, 250, 4),
+            (1, 500, 32),
+            (5, 40, 3),
+        ];
+        if limits == "default" {
+            // 64 x 70,000 pairs: past 65,535 workgroups of 64 in one count dispatch.
+            shapes.push((64, 70_000, 4));
+        }
+        for (m, n, k) in shapes {
+            let (a, b) = (codes(&mut rng, m, k, 2), codes(&mut rng, n, k, 2));
+            let (da, db) = (
+                TensorDesc::new(DataType::U8, &[m, k]).unwrap(),
+                TensorDesc::new(DataType::U8, &[n, k]).unwrap(),
+            );
+            let (ba, bb) = (
+                g.storage_buffer("a", a.len(), &a).unwrap(),
+                g.storage_buffer("b", b.len(), &b).unwrap(),
+            );
+            let ra = GpuRegion {
+                buffer: &ba,
+                offset: 0,
+                desc: da,
+            };
+            let rb = GpuRegion {
+                buffer: &bb,
+                offset: 0,
+                desc: db,
+            };
+            let cpu_inputs = [Input::Bytes(&da, &a), Input::Bytes(&db, &b)];
+            let calls = [
+                Call::default(),
+                Call {
+                    bits: Some(8 * k - 5),
+                    bitorder: BitOrder::Little,
+                    ..Call::default()
+                },
+                Call {
+                    bits: Some(8 * k - 3),
+                    bitorder: BitOrder::Big,
+                    largest: Some(false),
+                    ..Call::default()
+                },
+            ];
+            // The large shape: one op and call, each entry point once.
+            let large = n > 10_000;
+            for op in ratio_ops().into_iter().take(if large { 1 } else { 3 }) {
+                for (c, call) in calls.iter().enumerate().take(if large { 1 } else { 3 }) {
+                    let out = [DataType::F32, DataType::F64][c % 2];
+                    let what = format!("{limits} {} {m}x{n}x{k} call {c} {out}", op.name());
+                    // All pairs.
+                    let od = TensorDesc::new(out, &[m, n]).unwrap();
+                    let mut want = vec![0u8; m * n * out.size()];
+                    tensorbits::execute(op, call, &cpu_inputs, &od, &mut want).unwrap();
+                    let ob = g.storage_buffer("out", want.len(), &[]).unwrap();
+                    let ro = GpuRegion {
+                        buffer: &ob,
+                        offset: 0,
+                        desc: od,
+                    };
+                    let ins = [GpuInput::Region(ra), GpuInput::Region(rb)];
+                    g.execute(op, call, &ins, &ro, None)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let got = g.read_bytes(&ob, 0, want.len() as u64).unwrap();
+                    assert!(got == want, "{what}: all pairs differ");
+                    // knn, a few k.
+                    for kk in [1, 7.min(n), n.min(300)]
+                        .into_iter()
+                        .take(if large { 1 } else { 3 })
+                    {
+                        let dd = TensorDesc::new(out, &[m, kk]).unwrap();
+                        let id = TensorDesc::new(DataType::I64, &[m, kk]).unwrap();
+                        let mut dist = vec![0u8; m * kk * out.size()];
+                        let mut idx = vec![0u8; m * kk * 8];
+                        knn(op, call, &cpu_inputs, kk, (&dd, &mut dist), (&id, &mut idx)).unwrap();
+                        let gd = g.storage_buffer("dist", dist.len(), &[]).unwrap();
+                        let gi = g.storage_buffer("idx", idx.len(), &[]).unwrap();
+                        let outs = (
+                            &GpuRegion {
+                                buffer: &gd,
+                                offset: 0,
+                                desc: dd,
+                            },
+                            &GpuRegion {
+                                buffer: &gi,
+                                offset: 0,
+                                desc: id,
+                            },
+                        );
+                        g.knn(op, call, [&ra, &rb], kk, outs, None)
+                            .unwrap_or_else(|e| panic!("{what} k={kk}: {e}"));
+                        let got_d = g.read_bytes(&gd, 0, dist.len() as u64).unwrap();
+                        let got_i = g.read_bytes(&gi, 0, idx.len() as u64).unwrap();
+                        assert!(got_i == idx, "{what} k={kk}: indices differ");
+                        assert!(got_d == dist, "{what} k={kk}: values differ");
+                    }
+                    // Range search at achievable values and between.
+                    for t in [0.6, 1.0 / 3.0, 0.0, 0.5, 1.0, f64::NEG_INFINITY]
+                        .into_iter()
+                        .take(if large { 1 } else { 6 })
+                    {
+                        let want = range_search(op, call, &cpu_inputs, t, out).unwrap();
+                        let got = g
+                            .range_search(op, call, [&ra, &rb], t, out)
+                            .unwrap_or_else(|e| panic!("{what} t={t}: {e}"));
+                        assert_eq!(got.lims, want.lims, "{what} t={t}");
+                        assert_eq!(got.indices, want.indices, "{what} t={t}");
+                        assert!(got.values == want.values, "{what} t={t}: values differ");
+                    }
+                }
+            }
+        }
+    }
+    // What the device refuses, before anything is written.
+    let Some(g) = common::gpu::gpu() else { return };
+    let op = <ops::Tanimoto as Op>::INFO;
+    let d = TensorDesc::new(DataType::U8, &[2, 1]).unwrap();
+    let codes = [0b1111_0000u8, 3];
+    let b = g.storage_buffer("a", 2, &codes).unwrap();
+    let r = GpuRegion {
+        buffer: &b,
+        offset: 0,
+        desc: d,
     };
-    let t = tensorbits::Target::Gpu(gpu);
+    let od = TensorDesc::new(DataType::F32, &[2, 2]).unwrap();
+    let ob = g.storage_buffer("out", 16, &[0xA5; 16]).unwrap();
+    let ro = GpuRegion {
+        buffer: &ob,
+        offset: 0,
+        desc: od,
+    };
+    let ins = [GpuInput::Region(r), GpuInput::Region(r)];
+    let mut enc = g.device().create_command_encoder(&Default::default());
+    let e = g
+        .execute(op, &Call::default(), &ins, &ro, Some(&mut enc))
+        .unwrap_err();
+    assert!(
+        matches!(&e, tensorbits::Error::GpuUnsupported { what } if what.contains("encoder")),
+        "{e}"
+    );
+    let storage_only = g
+        .device()
+        .create_buffer(&tensorbits::wgpu::BufferDescriptor {
+            label: None,
+            size: 16,
+            usage: tensorbits::wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+    let ro = GpuRegion {
+        buffer: &storage_only,
+        offset: 0,
+        desc: od,
+    };
+    let e = g
+        .execute(op, &Call::default(), &ins, &ro, None)
+        .unwrap_err();
+    assert!(
+        matches!(&e, tensorbits::Error::GpuBuffer { reason, .. } if reason.contains("COPY_DST")),
+        "{e}"
+    );
+    assert_eq!(g.read_bytes(&ob, 0, 16).unwrap(), [0xA5; 16]);
+    // Through the typed API, as the CPU.
+    let t = tensorbits::Target::Gpu(g);
     let a = tensorbits::Tensor::from_vec(vec![0b1111_0000u8, 3], &[2, 1]).unwrap();
     let opts = tensorbits::Options::new();
-    for e in [
-        ops::Tanimoto::run_on(&t, &opts, &a, &a)
-            .map(|_| ())
-            .unwrap_err(),
-        ops::Tanimoto::knn_on(&t, &opts, &a, &a, 1)
-            .map(|_| ())
-            .unwrap_err(),
-    ] {
-        assert!(
-            matches!(&e, tensorbits::Error::GpuUnsupported { what } if what.contains("CPU")),
-            "{e}"
-        );
-    }
-    // On the CPU target, the same call runs.
-    let s = ops::Tanimoto::run_on(&tensorbits::Target::Cpu, &opts, &a, &a).unwrap();
+    let s = ops::Tanimoto::run_on(&t, &opts, &a, &a).unwrap();
     assert_eq!(s.data(), &[1.0f32, 0.0, 0.0, 1.0]);
+    let (d, i) = ops::Tanimoto::knn_on(&t, &opts, &a, &a, 1).unwrap();
+    assert_eq!((d.data(), i.data()), (&[1.0f32, 1.0][..], &[0i64, 1][..]));
 }

@@ -246,3 +246,29 @@ def test_a_database_of_morgan_fingerprints_gives_the_plain_results():
         for w, g in zip(want, got):
             np.testing.assert_array_equal(g, w)
         assert db.scanned < len(queries) * len(codes)
+
+
+def test_the_gpu_gives_the_cpus_similarities(gpu):
+    """device="gpu": the device counts, the host divides; every value, rank and hit the CPU's."""
+    rng = np.random.default_rng(29)
+    a = rng.integers(0, 256, (5, 256), dtype=np.uint8) & rng.integers(0, 256, (5, 256), dtype=np.uint8)
+    b = rng.integers(0, 256, (900, 256), dtype=np.uint8) & rng.integers(0, 256, (900, 256), dtype=np.uint8)
+    b[3] = 0
+    a[1] = 0
+    for op in (tb.tanimoto, tb.dice):
+        for kw in ({}, {"bits": 2045, "bitorder": "little"}, {"dtype": np.float64}):
+            want = op(a, b, device="cpu", **kw)
+            got = op(a, b, device=gpu, **kw)
+            assert got.dtype == want.dtype
+            assert got.tobytes() == want.tobytes()
+    for k in (1, 10, 900):
+        want = tb.knn(a, b, k, op="tanimoto", device="cpu")
+        got = tb.knn(a, b, k, op="tanimoto", device=gpu)
+        for x, y in zip(got, want):
+            assert x.tobytes() == y.tobytes()
+    for t in (0.0, 0.25, 1 / 3, 1.0):
+        want = tb.range_search(a, b, t, op="dice", device="cpu")
+        got = tb.range_search(a, b, t, op="dice", device=gpu)
+        for x, y in zip(got, want):
+            assert x.dtype == y.dtype
+            np.testing.assert_array_equal(x, y)

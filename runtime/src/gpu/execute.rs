@@ -63,7 +63,9 @@ impl GpuExecutor {
         output: &GpuRegion<'_>,
         encoder: Option<&mut wgpu::CommandEncoder>,
     ) -> Result<()> {
-        super::cpu_only(op)?;
+        if op.ratio().is_some() {
+            return self.execute_ratio(op, call, inputs, output, encoder.is_some());
+        }
         let descs: Vec<&TensorDesc> = inputs
             .iter()
             .map(|i| match i {
@@ -141,7 +143,7 @@ impl GpuExecutor {
         self.take_uncaptured()
     }
 
-    fn encode(
+    pub(super) fn encode(
         &self,
         op: &OpInfo,
         plan: &Plan,

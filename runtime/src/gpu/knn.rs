@@ -30,7 +30,10 @@ impl GpuExecutor {
         (distances, indices): (&GpuRegion<'_>, &GpuRegion<'_>),
         encoder: Option<&mut wgpu::CommandEncoder>,
     ) -> Result<()> {
-        super::cpu_only(op)?;
+        if op.ratio().is_some() {
+            let outputs = (distances, indices);
+            return self.knn_ratio(op, call, inputs, k, outputs, encoder.is_some());
+        }
         let descs = [&inputs[0].desc, &inputs[1].desc];
         let plan = validate::validate_knn(op, call, &descs, k, distances.desc.data_type())?;
         validate::reduce::check_knn_outputs(op, &plan, &distances.desc, &indices.desc)?;
@@ -226,7 +229,6 @@ impl GpuExecutor {
         b: &GpuTensor<T>,
         k: usize,
     ) -> Result<(GpuTensor<D>, GpuTensor<i64>)> {
-        super::cpu_only(op)?;
         let (ra, rb) = (a.region(), b.region());
         let plan = validate::validate_knn(op, call, &[&ra.desc, &rb.desc], k, D::DATA_TYPE)?;
         let shape: Dims = plan.out_shape;

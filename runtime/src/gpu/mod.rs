@@ -9,6 +9,7 @@ mod knn;
 mod pipeline;
 pub(crate) mod plan;
 mod range;
+mod ratio;
 mod split;
 mod tensor;
 
@@ -16,7 +17,7 @@ pub use tensor::{GpuTensor, Target, knn_on, reduce_on, run_on};
 
 use crate::DataType;
 use crate::error::{Error, Result};
-use crate::op::{OpInfo, Plan};
+use crate::op::Plan;
 use crate::validate::buffer::{Place, check_place};
 use crate::validate::{Name, desc::TensorDesc};
 use pipeline::Pipeline;
@@ -79,21 +80,6 @@ impl std::fmt::Debug for GpuExecutor {
         f.debug_struct("GpuExecutor")
             .field("device", &self.describe())
             .finish()
-    }
-}
-
-/// Ratio ops (`compute = N / D`, such as TANIMOTO) run on the CPU: the GPU has no kernel for
-/// their exact division yet, and says so before anything is recorded.
-fn cpu_only(op: &OpInfo) -> Result<()> {
-    match op.ratio() {
-        Some(_) => Err(Error::GpuUnsupported {
-            what: format!(
-                "{} is a ratio op (`{}`), which runs on the CPU only: call it without a GPU device",
-                op.name(),
-                op.compute()
-            ),
-        }),
-        None => Ok(()),
     }
 }
 

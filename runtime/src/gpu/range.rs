@@ -127,7 +127,9 @@ impl GpuExecutor {
         threshold: f64,
         out_dtype: DataType,
     ) -> Result<RangeResult> {
-        super::cpu_only(op)?;
+        if op.ratio().is_some() {
+            return self.range_ratio(op, call, inputs, threshold, out_dtype);
+        }
         let descs = [&inputs[0].desc, &inputs[1].desc];
         range_plan(op, call, &descs, threshold, out_dtype)?;
         let (m, n, k) = (

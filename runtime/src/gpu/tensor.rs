@@ -171,7 +171,6 @@ impl GpuExecutor {
         call: &Call,
         inputs: [&GpuTensor<T>; N],
     ) -> Result<GpuTensor<O>> {
-        super::cpu_only(op)?;
         let regions: [GpuRegion<'_>; N] = std::array::from_fn(|k| inputs[k].region());
         let (buffer, shape) = self.run_new_regions(op, call, &regions, O::DATA_TYPE)?;
         Ok(GpuTensor {
