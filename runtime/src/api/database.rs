@@ -13,7 +13,7 @@
 
 use super::dynamic::RangeResult;
 use crate::cpu::pair::pair_and;
-use crate::cpu::simd::{ones, ratio_row};
+use crate::cpu::simd::{ones, ratio_row, scan_below};
 use crate::cpu::tuning::{DATABASE_BLOCK, DATABASE_PART_BYTES};
 use crate::error::{Error, Result};
 use crate::op::{Call, OpInfo, PairOut, PairTask, ReduceOp};
@@ -533,14 +533,28 @@ impl<'d> Database<'d> {
                     *scanned += n as u64;
                     match (f, want) {
                         (Found::Best(heap), Want::Best(k)) => {
-                            for (j, &key) in s.keys.iter().enumerate() {
-                                let item = (key, self.order[start + j]);
-                                if heap.len() < k {
-                                    heap.push(item);
-                                } else if heap.peek().is_some_and(|&top| item < top) {
-                                    heap.pop();
-                                    heap.push(item);
-                                }
+                            let order = &self.order[start..end];
+                            let mut j = 0;
+                            while heap.len() < k && j < n {
+                                heap.push((s.keys[j], order[j]));
+                                j += 1;
+                            }
+                            // Past the first `k`, only keys at most the worst kept can enter
+                            // (an equal one by a lower index): the scan offers those alone,
+                            // sixteen keys a test.
+                            let worst = |h: &std::collections::BinaryHeap<(u64, i64)>| {
+                                h.peek().map_or(0, |&(w, _)| w).saturating_add(1)
+                            };
+                            if j < n {
+                                let limit = worst(heap);
+                                scan_below(&s.keys[j..], limit, |x, key| {
+                                    let item = (key, order[j + x]);
+                                    if heap.peek().is_some_and(|&top| item < top) {
+                                        heap.pop();
+                                        heap.push(item);
+                                    }
+                                    worst(heap)
+                                });
                             }
                         }
                         (Found::Below(hits), Want::Below(limit)) => {
