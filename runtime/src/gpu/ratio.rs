@@ -301,8 +301,10 @@ impl GpuExecutor {
             return Ok(());
         }
         let terms = Terms::new(&rp, Writes::Keys);
-        // Each row's best `k` so far, by (key, index), and at most as many candidates again.
-        let mut best: Vec<Vec<(u64, i64)>> = vec![Vec::new(); m];
+        let (n, es) = (inputs[1].desc.sizes()[0], plan.out_dtype.size());
+        // The best `k` so far of each row of the tile of `a` at hand, by (key, index), and at
+        // most as many candidates again; written out once the tile's last part of `b` is in.
+        let mut best: Vec<Vec<(u64, i64)>> = Vec::new();
         let mut keys = Vec::new();
         let keep = |list: &mut Vec<(u64, i64)>| {
             if list.len() > k {
@@ -312,16 +314,12 @@ impl GpuExecutor {
         };
         self.ratio_tiles(op, call, inputs, plan.out_dtype, |t| {
             let cols = t.b_ones.len();
+            best.resize(t.a_ones.len(), Vec::new());
             for (i, &ones) in t.a_ones.iter().enumerate() {
                 keys.resize(cols, 0);
-                ratio_row(
-                    &terms,
-                    ones,
-                    &t.b_ones,
-                    &t.both[i * cols..][..cols],
-                    &mut keys,
-                );
-                let list = &mut best[t.i0 + i];
+                let both = &t.both[i * cols..][..cols];
+                ratio_row(&terms, ones, &t.b_ones, both, &mut keys);
+                let list = &mut best[i];
                 for (j, &key) in keys.iter().enumerate() {
                     list.push((key, (t.j0 + j) as i64));
                     if list.len() >= 2 * k.max(64) {
@@ -330,26 +328,30 @@ impl GpuExecutor {
                 }
                 keep(list);
             }
+            if t.j0 + cols < n {
+                return Ok(());
+            }
+            let rows = best.len();
+            let (mut dist, mut idx) = (
+                Vec::with_capacity(rows * k * es),
+                Vec::with_capacity(rows * k * 8),
+            );
+            for list in &mut best {
+                list.sort_unstable();
+                for &(key, j) in list.iter() {
+                    let v = key_result(key, rp.largest, plan.out_dtype);
+                    dist.extend_from_slice(&v.to_le_bytes()[..es]);
+                    idx.extend_from_slice(&j.to_le_bytes());
+                }
+                list.clear();
+            }
+            let at = |r: &GpuRegion<'_>, size: usize| r.offset + (t.i0 * k * size) as u64;
+            self.queue
+                .write_buffer(distances.buffer, at(distances, es), &dist);
+            self.queue
+                .write_buffer(indices.buffer, at(indices, 8), &idx);
             Ok(())
         })?;
-        let es = plan.out_dtype.size();
-        let (mut dist, mut idx) = (
-            Vec::with_capacity(m * k * es),
-            Vec::with_capacity(m * k * 8),
-        );
-        for mut list in best {
-            list.sort_unstable();
-            for (key, j) in list {
-                dist.extend_from_slice(
-                    &key_result(key, rp.largest, plan.out_dtype).to_le_bytes()[..es],
-                );
-                idx.extend_from_slice(&j.to_le_bytes());
-            }
-        }
-        self.queue
-            .write_buffer(distances.buffer, distances.offset, &dist);
-        self.queue
-            .write_buffer(indices.buffer, indices.offset, &idx);
         self.queue.submit([]);
         self.take_uncaptured()
     }
