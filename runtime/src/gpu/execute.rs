@@ -55,6 +55,12 @@ impl GpuExecutor {
     /// recorded. With `encoder`, the work is recorded into it and the caller submits; without, it is
     /// submitted here and this call waits for wgpu to report errors (not for the GPU to finish).
     /// Only the output's elements are written: not one byte outside the output region.
+    ///
+    /// A ratio op (`compute = N / D`, such as TANIMOTO) counts on the device and divides on the
+    /// host, so that its results are the CPU's bit for bit: it takes `[M, K]` and `[N, K]` input
+    /// regions, waits for the counts, and writes its `[M, N]` results with
+    /// [`Queue::write_buffer`](wgpu::Queue::write_buffer). Its output buffer needs `COPY_DST`
+    /// usage, and it refuses an `encoder` ([`Error::GpuUnsupported`]).
     pub fn execute(
         &self,
         op: &OpInfo,

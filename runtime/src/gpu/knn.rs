@@ -20,7 +20,9 @@ impl GpuExecutor {
     /// knn of a pairwise sum `op` on regions of the caller's buffers: for each row of `a`
     /// (`inputs[0]`), the `k` nearest rows of `b` (`inputs[1]`), their distances into `distances`
     /// and row indices into `indices` (`i64`), both packed `[..., M, k]`. Validated before any work
-    /// is recorded; recorded into `encoder`, or submitted here without one.
+    /// is recorded; recorded into `encoder`, or submitted here without one. A ratio op ranks on the
+    /// host, as [`execute`](Self::execute) says: `[M, K]` inputs, outputs with `COPY_DST` usage,
+    /// and no `encoder`.
     pub fn knn(
         &self,
         op: &OpInfo,

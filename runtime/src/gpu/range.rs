@@ -119,6 +119,7 @@ impl GpuExecutor {
     /// [`range_search`](crate::range_search) on regions of the caller's buffers: for each row of
     /// `a` (`inputs[0]`, `[M, K]`), every row of `b` (`inputs[1]`, `[N, K]`) whose result passes
     /// `threshold`, as on the CPU, bit for bit. The hits come back to the host in FAISS's layout.
+    /// For a ratio op the device's counts come back, tile by tile, and the host selects the hits.
     pub fn range_search(
         &self,
         op: &OpInfo,
