@@ -140,6 +140,7 @@ unsafe impl Vector for Portable {
     unsafe fn store8(self, es: usize, p: *mut u8, v: [u64; 8]) {
         // Narrowed by truncation, as every store (and `write_elem`); a store of a size known to
         // the compiler for each element size, where a copy of `es` bytes was a call.
+        debug_assert!(matches!(es, 1 | 2 | 4 | 8));
         let p8 = p.cast::<[u8; 8]>();
         let (p16, p32, p64) = (
             p.cast::<[u16; 8]>(),
@@ -182,7 +183,8 @@ impl Portable {
         }
         match (bytes / 32, bytes % 32) {
             (0, 8) => stream_words::<_, E, 1>(self, task, out),
-            (0, _) => stream_words::<_, E, 2>(self, task, out),
+            (0, 16) => stream_words::<_, E, 2>(self, task, out),
+            (0, _) => return false,
             (1, 0) => stream_words::<_, E, 4>(self, task, out),
             (1, _) => stream_long::<_, E, 1, true>(self, task, out),
             (2, 0) => stream_long::<_, E, 2, false>(self, task, out),

@@ -103,13 +103,15 @@ impl GpuExecutor {
     }
 
     /// Calls `visit` with the counts of every tile of `a` (`[M, K]`) against `b` (`[N, K]`),
-    /// packed regions, tiles of `b` in index order within each tile of rows of `a`.
+    /// packed regions, tiles of `b` in index order within each tile of rows of `a`, which holds
+    /// at most `row_cap` rows.
     fn ratio_tiles(
         &self,
         op: &OpInfo,
         call: &Call,
         [a, b]: [&GpuRegion<'_>; 2],
         value_type: DataType,
+        row_cap: usize,
         mut visit: impl FnMut(&Counts) -> Result<()>,
     ) -> Result<()> {
         if !a.desc.is_packed() || !b.desc.is_packed() || a.desc.rank() != 2 || b.desc.rank() != 2 {
@@ -136,7 +138,7 @@ impl GpuExecutor {
         // Tiles of `mt` rows of `a` by `nt` of `b`, near square, within the binding limit.
         let budget = (TILE_BYTES.min(self.limits.max_binding) / 4).max(1);
         let side = budget.isqrt().max(1);
-        let mt = (budget / side.min(n as u64)).clamp(1, m as u64) as usize;
+        let mt = (budget / side.min(n as u64)).clamp(1, m.min(row_cap).max(1) as u64) as usize;
         let nt = (budget / mt as u64).clamp(1, n as u64) as usize;
         let mut b_ones = Vec::with_capacity(n);
         for j0 in (0..n).step_by(nt) {
@@ -238,7 +240,7 @@ impl GpuExecutor {
         let terms = Terms::new(&rp, Writes::Values(plan.out_dtype));
         let (n, es) = (b.desc.sizes()[0], plan.out_dtype.size());
         let mut res = Vec::new();
-        self.ratio_tiles(op, call, [a, b], plan.out_dtype, |t| {
+        self.ratio_tiles(op, call, [a, b], plan.out_dtype, usize::MAX, |t| {
             let cols = t.b_ones.len();
             let mut bytes = Vec::with_capacity(t.a_ones.len() * cols * es);
             for (i, &ones) in t.a_ones.iter().enumerate() {
@@ -250,7 +252,9 @@ impl GpuExecutor {
                     &t.both[i * cols..][..cols],
                     &mut res,
                 );
-                bytes.extend(res.iter().flat_map(|v| v.to_le_bytes()[..es].to_vec()));
+                for v in &res {
+                    bytes.extend_from_slice(&v.to_le_bytes()[..es]);
+                }
             }
             // Rows of whole results at once, else each row's part.
             let at = |i: usize| output.offset + (((t.i0 + i) * n + t.j0) * es) as u64;
@@ -312,7 +316,9 @@ impl GpuExecutor {
                 list.truncate(k);
             }
         };
-        self.ratio_tiles(op, call, inputs, plan.out_dtype, |t| {
+        // Rows whose candidates (at most 2 * max(k, 64) each, 16 bytes) fit 256 MiB at a time.
+        let row_cap = (256 << 20) / (32 * k.max(64));
+        self.ratio_tiles(op, call, inputs, plan.out_dtype, row_cap, |t| {
             let cols = t.b_ones.len();
             best.resize(t.a_ones.len(), Vec::new());
             for (i, &ones) in t.a_ones.iter().enumerate() {
@@ -378,7 +384,16 @@ impl GpuExecutor {
         // Each row's hits, which the tiles of `b` extend in index order.
         let mut found: Vec<Vec<(i64, u64)>> = vec![Vec::new(); m];
         let mut keys = Vec::new();
-        self.ratio_tiles(op, call, inputs, out_dtype, |t| {
+        if limit == 0 {
+            // No key is below it: nothing passes.
+            return Ok(RangeResult {
+                lims: vec![0; m + 1],
+                values: Vec::new(),
+                value_type: out_dtype,
+                indices: Vec::new(),
+            });
+        }
+        self.ratio_tiles(op, call, inputs, out_dtype, usize::MAX, |t| {
             let cols = t.b_ones.len();
             for (i, &ones) in t.a_ones.iter().enumerate() {
                 keys.resize(cols, 0);
