@@ -619,6 +619,68 @@ fn the_gpu_gives_the_cpus_ratio_results() {
             }
         }
     }
+    // Rows read through strides (every other row of `b`, every other byte of `a`), as numpy
+    // views give them.
+    if let Some(g) = common::gpu::small_gpu() {
+        let (m, n, k) = (4usize, 90usize, 6usize);
+        let (a, b) = (codes(&mut rng, m, 2 * k, 2), codes(&mut rng, 2 * n, k, 2));
+        let da = TensorDesc::new(DataType::U8, &[m, k])
+            .unwrap()
+            .with_strides(&[2 * k, 2])
+            .unwrap();
+        let db = TensorDesc::new(DataType::U8, &[n, k])
+            .unwrap()
+            .with_strides(&[2 * k, 1])
+            .unwrap();
+        let (ba, bb) = (
+            g.storage_buffer("a", a.len(), &a).unwrap(),
+            g.storage_buffer("b", b.len(), &b).unwrap(),
+        );
+        let ra = GpuRegion {
+            buffer: &ba,
+            offset: 0,
+            desc: da,
+        };
+        let rb = GpuRegion {
+            buffer: &bb,
+            offset: 0,
+            desc: db,
+        };
+        let cpu_inputs = [Input::Bytes(&da, &a), Input::Bytes(&db, &b)];
+        let call = Call {
+            bits: Some(8 * k - 3),
+            ..Call::default()
+        };
+        for op in ratio_ops() {
+            let od = TensorDesc::new(DataType::F32, &[m, n]).unwrap();
+            let mut want = vec![0u8; m * n * 4];
+            tensorbits::execute(op, &call, &cpu_inputs, &od, &mut want).unwrap();
+            let ob = g.storage_buffer("out", want.len(), &[]).unwrap();
+            let ro = GpuRegion {
+                buffer: &ob,
+                offset: 0,
+                desc: od,
+            };
+            let ins = [GpuInput::Region(ra), GpuInput::Region(rb)];
+            g.execute(op, &call, &ins, &ro, None).unwrap();
+            assert!(
+                g.read_bytes(&ob, 0, want.len() as u64).unwrap() == want,
+                "{} strided",
+                op.name()
+            );
+            let want = range_search(op, &call, &cpu_inputs, 0.3, DataType::F64).unwrap();
+            let got = g
+                .range_search(op, &call, [&ra, &rb], 0.3, DataType::F64)
+                .unwrap();
+            assert_eq!(
+                (got.lims, got.indices),
+                (want.lims, want.indices),
+                "{} strided",
+                op.name()
+            );
+            assert!(got.values == want.values, "{} strided", op.name());
+        }
+    }
     // What the device refuses, before anything is written.
     let Some(g) = common::gpu::gpu() else { return };
     let op = <ops::Tanimoto as Op>::INFO;

@@ -261,6 +261,9 @@ def test_the_gpu_gives_the_cpus_similarities(gpu):
             got = op(a, b, device=gpu, **kw)
             assert got.dtype == want.dtype
             assert got.tobytes() == want.tobytes()
+    # Views through strides, as they are.
+    want = tb.tanimoto(a[:, ::2], b[::3, ::2], device="cpu")
+    assert tb.tanimoto(a[:, ::2], b[::3, ::2], device=gpu).tobytes() == want.tobytes()
     for k in (1, 10, 900):
         want = tb.knn(a, b, k, op="tanimoto", device="cpu")
         got = tb.knn(a, b, k, op="tanimoto", device=gpu)

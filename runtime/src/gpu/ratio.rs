@@ -34,13 +34,19 @@ fn unsupported(what: impl Into<String>) -> Error {
     Error::GpuUnsupported { what: what.into() }
 }
 
-/// The rows of a region, from `first`, as a region of `rows` codes of `k` elements.
+/// The rows of a region, from `first`, as a region of `rows` codes of `k` elements, with the
+/// region's strides where it has them.
 fn rows_of<'a>(r: &GpuRegion<'a>, first: usize, rows: usize, k: usize) -> Result<GpuRegion<'a>> {
     let dt = r.desc.data_type();
+    let desc = TensorDesc::new(dt, &[rows, k])?;
+    let (desc, row) = match r.desc.strides() {
+        Some(s) => (desc.with_strides(s)?, s[0]),
+        None => (desc, k),
+    };
     Ok(GpuRegion {
         buffer: r.buffer,
-        offset: r.offset + (first * k * dt.size()) as u64,
-        desc: TensorDesc::new(dt, &[rows, k])?,
+        offset: r.offset + (first * row * dt.size()) as u64,
+        desc,
     })
 }
 
@@ -114,9 +120,9 @@ impl GpuExecutor {
         row_cap: usize,
         mut visit: impl FnMut(&Counts) -> Result<()>,
     ) -> Result<()> {
-        if !a.desc.is_packed() || !b.desc.is_packed() || a.desc.rank() != 2 || b.desc.rank() != 2 {
+        if a.desc.rank() != 2 || b.desc.rank() != 2 {
             return Err(unsupported(format!(
-                "{} on the GPU reads packed [M, K] and [N, K] codes",
+                "{} on the GPU reads [M, K] and [N, K] codes",
                 op.name()
             )));
         }
