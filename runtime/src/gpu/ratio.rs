@@ -390,6 +390,7 @@ impl GpuExecutor {
         // Each row's hits, which the tiles of `b` extend in index order.
         let mut found: Vec<Vec<(i64, u64)>> = vec![Vec::new(); m];
         let mut keys = Vec::new();
+        let (mut held, mut checked) = (0usize, 0usize);
         if limit == 0 {
             // No key is below it: nothing passes.
             return Ok(RangeResult {
@@ -411,17 +412,38 @@ impl GpuExecutor {
                     &mut keys,
                 );
                 let hits = keys.iter().enumerate().filter(|(_, key)| **key < limit);
-                found[t.i0 + i].extend(hits.map(|(j, &key)| ((t.j0 + j) as i64, key)));
+                let list = &mut found[t.i0 + i];
+                let before = list.capacity();
+                list.extend(hits.map(|(j, &key)| ((t.j0 + j) as i64, key)));
+                held += (list.capacity() - before) * size_of::<(i64, u64)>();
+            }
+            // The hits' bytes, checked against the memory the machine can give as they grow
+            // (as the CPU's range search checks them).
+            if held >= checked + (64 << 20) {
+                crate::alloc::check_allocation(held, "range_search hits")?;
+                checked = held;
             }
             Ok(())
         })?;
         let es = out_dtype.size();
+        let total: usize = found.iter().map(Vec::len).sum();
         let mut result = RangeResult {
             lims: vec![0; m + 1],
             values: Vec::new(),
             value_type: out_dtype,
             indices: Vec::new(),
         };
+        let bytes = total.saturating_mul(8 + es);
+        crate::alloc::check_allocation(bytes, "range_search hits")?;
+        let refused = |_| Error::AllocationFailed {
+            tensor: "range_search hits".to_owned(),
+            bytes,
+        };
+        result.indices.try_reserve_exact(total).map_err(refused)?;
+        result
+            .values
+            .try_reserve_exact(total * es)
+            .map_err(refused)?;
         for (i, hits) in found.into_iter().enumerate() {
             for (j, key) in hits {
                 result.indices.push(j);
