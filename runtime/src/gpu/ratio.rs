@@ -18,15 +18,57 @@ use crate::validate::{self, OpTensor, desc::TensorDesc};
 /// Bytes of a tile of counts, at most (with the device's binding limit).
 const TILE_BYTES: u64 = 64 << 20;
 
-/// One tile's counts, as the host receives them: rows `i0..` of `a` against rows `j0..` of `b`.
-struct Counts {
-    i0: usize,
+/// One row's results (or knn keys) over one part of `b`, as the host makes them from a tile's
+/// counts.
+struct Part<'a> {
+    /// The row of `a`, and its place in the tile of rows at hand.
+    i: usize,
+    in_tile: usize,
+    /// The part's first row of `b`, and whether it is the row's last part.
     j0: usize,
-    /// `|a & b|`, `rows x cols`, by rows.
-    both: Vec<u64>,
-    /// `|a|` of the tile's rows of `a`, and `|b|` of its rows of `b`.
-    a_ones: Vec<u64>,
-    b_ones: Vec<u64>,
+    last: bool,
+    /// [`ratio_row`]'s results for the part's rows of `b`.
+    res: &'a [u64],
+}
+
+/// Bytes written to a device buffer from the host: a run that follows the one before is joined
+/// to it, so that a call of many short rows makes few writes.
+struct HostWrites<'a> {
+    queue: &'a wgpu::Queue,
+    buffer: &'a wgpu::Buffer,
+    /// Where the bytes held go.
+    at: u64,
+    bytes: Vec<u8>,
+}
+
+impl<'a> HostWrites<'a> {
+    /// Bytes a write holds before it is made.
+    const HOLD: usize = 16 << 20;
+
+    fn new(queue: &'a wgpu::Queue, buffer: &'a wgpu::Buffer) -> Self {
+        HostWrites {
+            queue,
+            buffer,
+            at: 0,
+            bytes: Vec::new(),
+        }
+    }
+
+    /// Writes `data` at `at` (a multiple of 4, as the size of `data`).
+    fn put(&mut self, at: u64, data: &[u8]) {
+        if at != self.at + self.bytes.len() as u64 || self.bytes.len() >= Self::HOLD {
+            self.flush();
+            self.at = at;
+        }
+        self.bytes.extend_from_slice(data);
+    }
+
+    fn flush(&mut self) {
+        if !self.bytes.is_empty() {
+            self.queue.write_buffer(self.buffer, self.at, &self.bytes);
+            self.bytes.clear();
+        }
+    }
 }
 
 /// The error of a ratio call the device cannot take as given.
@@ -108,17 +150,22 @@ impl GpuExecutor {
             .collect())
     }
 
-    /// Calls `visit` with the counts of every tile of `a` (`[M, K]`) against `b` (`[N, K]`),
-    /// packed regions, tiles of `b` in index order within each tile of rows of `a`, which holds
-    /// at most `row_cap` rows.
+    /// Calls `visit` with `terms`' results of each row of `a` (`[M, K]`) over each part of `b`
+    /// (`[N, K]`), from the counts of tiles of at most `row_cap` rows of `a`: each row's parts in
+    /// index order, the rows of a tile of `a` one after another for each part of `b`.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the call, its inputs and what the host makes of their counts"
+    )]
     fn ratio_tiles(
         &self,
         op: &OpInfo,
         call: &Call,
         [a, b]: [&GpuRegion<'_>; 2],
         value_type: DataType,
+        terms: &Terms,
         row_cap: usize,
-        mut visit: impl FnMut(&Counts) -> Result<()>,
+        mut visit: impl FnMut(Part<'_>) -> Result<()>,
     ) -> Result<()> {
         if a.desc.rank() != 2 || b.desc.rank() != 2 {
             return Err(unsupported(format!(
@@ -156,6 +203,7 @@ impl GpuExecutor {
                 value_type,
             )?);
         }
+        let mut res = Vec::new();
         for i0 in (0..m).step_by(mt) {
             let rows = mt.min(m - i0);
             let a_rows = rows_of(a, i0, rows, k)?;
@@ -164,13 +212,18 @@ impl GpuExecutor {
                 let cols = nt.min(n - j0);
                 let both =
                     self.counts_of(op, call, [&a_rows, &rows_of(b, j0, cols, k)?], value_type)?;
-                visit(&Counts {
-                    i0,
-                    j0,
-                    both,
-                    a_ones: a_ones.clone(),
-                    b_ones: b_ones[j0..j0 + cols].to_vec(),
-                })?;
+                res.resize(cols, 0);
+                for (r, &ones) in a_ones.iter().enumerate() {
+                    let both = &both[r * cols..][..cols];
+                    ratio_row(terms, ones, &b_ones[j0..j0 + cols], both, &mut res);
+                    visit(Part {
+                        i: i0 + r,
+                        in_tile: r,
+                        j0,
+                        last: j0 + cols == n,
+                        res: &res,
+                    })?;
+                }
             }
         }
         Ok(())
@@ -192,9 +245,10 @@ impl GpuExecutor {
                 op.name()
             )));
         }
-        for (k, r) in inputs.iter().enumerate() {
-            check_region(r, OpTensor(op, k))?;
-        }
+        let spans = [
+            check_region(inputs[0], OpTensor(op, 0))?,
+            check_region(inputs[1], OpTensor(op, 1))?,
+        ];
         for (out, name) in outputs {
             let span = check_region(out, *name)?;
             if !out.buffer.usage().contains(wgpu::BufferUsages::COPY_DST) {
@@ -212,8 +266,7 @@ impl GpuExecutor {
                     op.name()
                 )));
             }
-            for r in inputs {
-                let input = check_region(r, "")?;
+            for (r, input) in inputs.iter().zip(spans) {
                 if r.buffer == out.buffer && input.0 < span.1 && span.0 < input.1 {
                     return Err(Error::GpuBuffer {
                         tensor: (*name).to_owned(),
@@ -245,35 +298,17 @@ impl GpuExecutor {
         let rp = plan.ratio.ok_or_else(|| unsupported("not a ratio op"))?;
         let terms = Terms::new(&rp, Writes::Values(plan.out_dtype));
         let (n, es) = (b.desc.sizes()[0], plan.out_dtype.size());
-        let mut res = Vec::new();
-        self.ratio_tiles(op, call, [a, b], plan.out_dtype, usize::MAX, |t| {
-            let cols = t.b_ones.len();
-            let mut bytes = Vec::with_capacity(t.a_ones.len() * cols * es);
-            for (i, &ones) in t.a_ones.iter().enumerate() {
-                res.resize(cols, 0);
-                ratio_row(
-                    &terms,
-                    ones,
-                    &t.b_ones,
-                    &t.both[i * cols..][..cols],
-                    &mut res,
-                );
-                for v in &res {
-                    bytes.extend_from_slice(&v.to_le_bytes()[..es]);
-                }
+        let mut out = HostWrites::new(&self.queue, output.buffer);
+        let mut bytes = Vec::new();
+        self.ratio_tiles(op, call, [a, b], plan.out_dtype, &terms, usize::MAX, |p| {
+            bytes.clear();
+            for v in p.res {
+                bytes.extend_from_slice(&v.to_le_bytes()[..es]);
             }
-            // Rows of whole results at once, else each row's part.
-            let at = |i: usize| output.offset + (((t.i0 + i) * n + t.j0) * es) as u64;
-            match cols == n {
-                true => self.queue.write_buffer(output.buffer, at(0), &bytes),
-                false => {
-                    for (i, row) in bytes.chunks_exact(cols * es).enumerate() {
-                        self.queue.write_buffer(output.buffer, at(i), row);
-                    }
-                }
-            }
+            out.put(output.offset + ((p.i * n + p.j0) * es) as u64, &bytes);
             Ok(())
         })?;
+        out.flush();
         self.queue.submit([]);
         self.take_uncaptured()
     }
@@ -311,59 +346,51 @@ impl GpuExecutor {
             return Ok(());
         }
         let terms = Terms::new(&rp, Writes::Keys);
-        let (n, es) = (inputs[1].desc.sizes()[0], plan.out_dtype.size());
+        let es = plan.out_dtype.size();
         // The best `k` so far of each row of the tile of `a` at hand, by (key, index), and at
-        // most as many candidates again; written out once the tile's last part of `b` is in.
+        // most as many candidates again; each row written out once its last part of `b` is in.
         let mut best: Vec<Vec<(u64, i64)>> = Vec::new();
-        let mut keys = Vec::new();
         let keep = |list: &mut Vec<(u64, i64)>| {
             if list.len() > k {
                 list.select_nth_unstable(k - 1);
                 list.truncate(k);
             }
         };
+        let mut dist = HostWrites::new(&self.queue, distances.buffer);
+        let mut idx = HostWrites::new(&self.queue, indices.buffer);
+        let (mut d, mut x) = (Vec::new(), Vec::new());
         // Rows whose candidates (at most 2 * max(k, 64) each, 16 bytes) fit 256 MiB at a time.
         let row_cap = (256 << 20) / (32 * k.max(64));
-        self.ratio_tiles(op, call, inputs, plan.out_dtype, row_cap, |t| {
-            let cols = t.b_ones.len();
-            best.resize(t.a_ones.len(), Vec::new());
-            for (i, &ones) in t.a_ones.iter().enumerate() {
-                keys.resize(cols, 0);
-                let both = &t.both[i * cols..][..cols];
-                ratio_row(&terms, ones, &t.b_ones, both, &mut keys);
-                let list = &mut best[i];
-                for (j, &key) in keys.iter().enumerate() {
-                    list.push((key, (t.j0 + j) as i64));
-                    if list.len() >= 2 * k.max(64) {
-                        keep(list);
-                    }
-                }
-                keep(list);
+        self.ratio_tiles(op, call, inputs, plan.out_dtype, &terms, row_cap, |p| {
+            if best.len() <= p.in_tile {
+                best.resize(p.in_tile + 1, Vec::new());
             }
-            if t.j0 + cols < n {
+            let list = &mut best[p.in_tile];
+            for (j, &key) in p.res.iter().enumerate() {
+                list.push((key, (p.j0 + j) as i64));
+                if list.len() >= 2 * k.max(64) {
+                    keep(list);
+                }
+            }
+            keep(list);
+            if !p.last {
                 return Ok(());
             }
-            let rows = best.len();
-            let (mut dist, mut idx) = (
-                Vec::with_capacity(rows * k * es),
-                Vec::with_capacity(rows * k * 8),
-            );
-            for list in &mut best {
-                list.sort_unstable();
-                for &(key, j) in list.iter() {
-                    let v = key_result(key, rp.largest, plan.out_dtype);
-                    dist.extend_from_slice(&v.to_le_bytes()[..es]);
-                    idx.extend_from_slice(&j.to_le_bytes());
-                }
-                list.clear();
+            list.sort_unstable();
+            d.clear();
+            x.clear();
+            for &(key, j) in list.iter() {
+                let v = key_result(key, rp.largest, plan.out_dtype);
+                d.extend_from_slice(&v.to_le_bytes()[..es]);
+                x.extend_from_slice(&j.to_le_bytes());
             }
-            let at = |r: &GpuRegion<'_>, size: usize| r.offset + (t.i0 * k * size) as u64;
-            self.queue
-                .write_buffer(distances.buffer, at(distances, es), &dist);
-            self.queue
-                .write_buffer(indices.buffer, at(indices, 8), &idx);
+            list.clear();
+            dist.put(distances.offset + (p.i * k * es) as u64, &d);
+            idx.put(indices.offset + (p.i * k * 8) as u64, &x);
             Ok(())
         })?;
+        dist.flush();
+        idx.flush();
         self.queue.submit([]);
         self.take_uncaptured()
     }
@@ -387,36 +414,25 @@ impl GpuExecutor {
         let limit = crate::cpu::range::key_limit(&plan, threshold, call.largest_first(op));
         let m = inputs[0].desc.sizes()[0];
         let terms = Terms::new(&rp, Writes::Keys);
-        // Each row's hits, which the tiles of `b` extend in index order.
-        let mut found: Vec<Vec<(i64, u64)>> = vec![Vec::new(); m];
-        let mut keys = Vec::new();
-        let (mut held, mut checked) = (0usize, 0usize);
+        let mut result = RangeResult {
+            lims: vec![0; m + 1],
+            values: Vec::new(),
+            value_type: out_dtype,
+            indices: Vec::new(),
+        };
         if limit == 0 {
             // No key is below it: nothing passes.
-            return Ok(RangeResult {
-                lims: vec![0; m + 1],
-                values: Vec::new(),
-                value_type: out_dtype,
-                indices: Vec::new(),
-            });
+            return Ok(result);
         }
-        self.ratio_tiles(op, call, inputs, out_dtype, usize::MAX, |t| {
-            let cols = t.b_ones.len();
-            for (i, &ones) in t.a_ones.iter().enumerate() {
-                keys.resize(cols, 0);
-                ratio_row(
-                    &terms,
-                    ones,
-                    &t.b_ones,
-                    &t.both[i * cols..][..cols],
-                    &mut keys,
-                );
-                let hits = keys.iter().enumerate().filter(|(_, key)| **key < limit);
-                let list = &mut found[t.i0 + i];
-                let before = list.capacity();
-                list.extend(hits.map(|(j, &key)| ((t.j0 + j) as i64, key)));
-                held += (list.capacity() - before) * size_of::<(i64, u64)>();
-            }
+        // Each row's hits, which the parts of `b` extend in index order.
+        let mut found: Vec<Vec<(i64, u64)>> = vec![Vec::new(); m];
+        let (mut held, mut checked) = (0usize, 0usize);
+        self.ratio_tiles(op, call, inputs, out_dtype, &terms, usize::MAX, |p| {
+            let hits = p.res.iter().enumerate().filter(|(_, key)| **key < limit);
+            let list = &mut found[p.i];
+            let before = list.capacity();
+            list.extend(hits.map(|(j, &key)| ((p.j0 + j) as i64, key)));
+            held += (list.capacity() - before) * size_of::<(i64, u64)>();
             // The hits' bytes, checked against the memory the machine can give as they grow
             // (as the CPU's range search checks them).
             if held >= checked + (64 << 20) {
@@ -427,12 +443,6 @@ impl GpuExecutor {
         })?;
         let es = out_dtype.size();
         let total: usize = found.iter().map(Vec::len).sum();
-        let mut result = RangeResult {
-            lims: vec![0; m + 1],
-            values: Vec::new(),
-            value_type: out_dtype,
-            indices: Vec::new(),
-        };
         let bytes = total.saturating_mul(8 + es);
         crate::alloc::check_allocation(bytes, "range_search hits")?;
         let refused = |_| Error::AllocationFailed {
