@@ -1,6 +1,6 @@
 """device="gpu" at the sizes users have gives the CPU's bytes: knn over a million codes, reductions
 over millions of elements and 70,000 rows, more than 128 MiB of codes, a Hamming row of 4M words,
-broadcast (stride-0) inputs, a self-overlapping out= refused as on the CPU, and a device failure
+broadcast (stride-0) inputs, similarities past 128 MiB, a self-overlapping out= refused as on the CPU, and a device failure
 that leaves out= untouched. Each case is past a limit the GPU meets (lavapipe
 ends an invocation after 65,535 loop iterations)."""
 import numpy as np
@@ -35,6 +35,23 @@ def test_knn_over_more_than_128_mib_of_codes(gpu, big_rng):
     dc, ic = tb.knn(q, db, 5)
     np.testing.assert_array_equal(dg, dc)
     np.testing.assert_array_equal(ig, ic)
+
+
+def test_similarity_over_more_than_128_mib_of_fingerprints(gpu, big_rng):
+    """Ratio ops count on the device and divide on the host: all pairs, knn and range search
+    past 128 MiB of codes, and rows of 2^27 bits (far past 65,535 iterations' worth each)."""
+    db = big_rng.integers(0, 256, size=((130 << 20) // 256, 256), dtype=np.uint8)
+    q = big_rng.integers(0, 256, size=(2, 256), dtype=np.uint8)
+    assert tb.tanimoto(q, db, device=gpu).tobytes() == tb.tanimoto(q, db).tobytes()
+    for x, y in zip(tb.knn(q, db, 5, op="tanimoto", device=gpu), tb.knn(q, db, 5, op="tanimoto")):
+        assert x.tobytes() == y.tobytes()
+    for x, y in zip(tb.range_search(q, db, 0.36, op="dice", device=gpu),
+                    tb.range_search(q, db, 0.36, op="dice")):
+        np.testing.assert_array_equal(x, y)
+    long = big_rng.integers(0, 256, size=(3, 1 << 24), dtype=np.uint8)
+    got = tb.tanimoto(long[:1], long, dtype=np.float64, device=gpu)
+    assert got.tobytes() == tb.tanimoto(long[:1], long, dtype=np.float64).tobytes()
+    assert got[0, 0] == 1.0
 
 
 def test_knn_of_all_ties(gpu):
