@@ -457,12 +457,48 @@ fn avx512_stream<E: WideExpr>(
     }
 }
 
-/// The AVX2 streams give the word tile's counts: codes of 4, 8 to 16 bytes and multiples of
-/// 16 from 32, every
-/// expression (XNOR counts what a narrow code or a masked word leaves), one to three rows of
-/// `a`, database sizes around the eight codes of a step, and outputs of 1, 2, 4 and 8 bytes
-/// at unaligned offsets with guards on both sides, written in every element and nowhere
-/// else.
+/// `stream` gives the word tile's counts for codes of each of `sizes` bytes: one to three rows
+/// of `a`, database sizes around the eight codes of a step, and outputs of 1, 2, 4 and 8 bytes
+/// at unaligned offsets with guards on both sides, written in every element and nowhere else.
+/// Codes of each of `left` bytes it leaves to the tiles, unwritten. Returns the checks made.
+#[cfg(target_arch = "x86_64")]
+fn stream_takes<E: WideExpr>(
+    name: &str,
+    seed: u64,
+    sizes: &[usize],
+    left: &[usize],
+    stream: impl Fn(&PairTask<'_>, &mut PairOut<'_, '_>) -> bool,
+) -> usize {
+    let mut next = xorshift(seed);
+    let mut checks = 0;
+    for &bytes in sizes {
+        for (m, n) in [(1, 0), (1, 1), (1, 7), (2, 8), (1, 9), (3, 63), (2, 201)] {
+            let a: Vec<u8> = (0..m * bytes + 3).map(|_| next() as u8).collect();
+            let b: Vec<u8> = (0..n * bytes).map(|_| next() as u8).collect();
+            let task = consecutive(&a, m, &b, n, bytes);
+            let want = tile_counts::<E>(&task, n);
+            let what = format!("{name}, {bytes} bytes, {m} x {n}");
+            let streamed = every_output_size(&want, bytes, m, n, &what, |out| stream(&task, out));
+            assert!(streamed, "{what}: not streamed");
+            checks += 1;
+        }
+    }
+    for &bytes in left {
+        let (a, b) = (vec![0u8; 2 * bytes], vec![0u8; 9 * bytes]);
+        let task = consecutive(&a, 2, &b, 9, bytes);
+        let mut got = vec![u64::MAX; 18];
+        let taken = stream(&task, &mut PairOut::tile(&mut got, 9));
+        assert!(
+            !taken && got.iter().all(|&x| x == u64::MAX),
+            "{name}, {bytes} bytes"
+        );
+    }
+    checks
+}
+
+/// The AVX2 streams give the word tile's counts ([`stream_takes`]): codes of 4, 8 to 16 bytes
+/// and multiples of 16 from 32, every expression (XNOR counts what a narrow code or a masked
+/// word leaves).
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn avx2_streams_give_the_word_tile_counts() {
@@ -470,8 +506,6 @@ fn avx2_streams_give_the_word_tile_counts() {
         return;
     }
     fn check<E: WideExpr>(name: &str) {
-        let mut next = xorshift(0xD1B5_4A32_D192_ED03);
-        let mut taken = 0;
         // Multiples of 16 bytes from 32: one, two, three and four registers a code, and
         // seventeen (a code's byte counts summed by `vpsadbw` every sixteen), each also with
         // a half register after them (48, 80, 144: the count of the half's high lanes, which
@@ -479,35 +513,12 @@ fn avx2_streams_give_the_word_tile_counts() {
         let sizes = [
             4, 8, 9, 10, 11, 12, 13, 14, 15, 16, 32, 48, 64, 80, 96, 128, 144, 256, 528, 544,
         ];
-        for bytes in sizes {
-            for (m, n) in [(1, 0), (1, 1), (1, 7), (2, 8), (1, 9), (3, 63), (2, 201)] {
-                let a: Vec<u8> = (0..m * bytes + 3).map(|_| next() as u8).collect();
-                let b: Vec<u8> = (0..n * bytes).map(|_| next() as u8).collect();
-                let task = consecutive(&a, m, &b, n, bytes);
-                let want = tile_counts::<E>(&task, n);
-                let what = format!("{name}, {bytes} bytes, {m} x {n}");
-                let streamed = every_output_size(&want, bytes, m, n, &what, |out| {
-                    Avx2::detect()
-                        .expect("AVX2 was detected")
-                        .stream::<E>(&task, out)
-                });
-                assert!(streamed, "{name}: {bytes} bytes not streamed");
-                taken += 1;
-            }
-        }
         // Sizes the AVX2 streams do not take are left to the tiles, unwritten.
-        for bytes in [1, 2, 3, 5, 7, 17, 20, 24, 40, 56, 88] {
-            let (a, b) = (vec![0u8; 2 * bytes], vec![0u8; 9 * bytes]);
-            let task = consecutive(&a, 2, &b, 9, bytes);
-            let mut got = vec![u64::MAX; 18];
-            let taken = Avx2::detect()
-                .expect("AVX2 was detected")
-                .stream::<E>(&task, &mut PairOut::tile(&mut got, 9));
-            assert!(
-                !taken && got.iter().all(|&x| x == u64::MAX),
-                "{bytes} bytes"
-            );
-        }
+        let left = [1, 2, 3, 5, 7, 17, 20, 24, 40, 56, 88];
+        let avx2 = Avx2::detect().expect("AVX2 was detected");
+        let taken = stream_takes::<E>(name, 0xD1B5_4A32_D192_ED03, &sizes, &left, |task, out| {
+            avx2.stream::<E>(task, out)
+        });
         assert_eq!(taken, sizes.len() * 7, "{name}: {taken} checks");
         // With AVX-512 F and BW, 15 bytes stays in these windows; the sizes about it do not.
         assert!(!bw_streams(15));
@@ -528,33 +539,16 @@ fn avx2_streams_give_the_word_tile_counts() {
 fn portable_streams_give_the_word_tile_counts() {
     use super::portable::{Portable, portable_streams};
     fn check<E: WideExpr>(name: &str) {
-        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         let sizes = [
             8, 16, 32, 33, 40, 63, 64, 65, 96, 100, 128, 131, 256, 300, 1027,
         ];
-        for bytes in sizes {
-            for (m, n) in [(1, 0), (1, 1), (1, 7), (2, 8), (1, 9), (3, 63), (2, 201)] {
-                let a: Vec<u8> = (0..m * bytes + 3).map(|_| next() as u8).collect();
-                let b: Vec<u8> = (0..n * bytes).map(|_| next() as u8).collect();
-                let task = consecutive(&a, m, &b, n, bytes);
-                let want = tile_counts::<E>(&task, n);
-                let what = format!("{name}, {bytes} bytes, {m} x {n}");
-                let streamed = every_output_size(&want, bytes, m, n, &what, |out| {
-                    Portable.stream::<E>(&task, out)
-                });
-                assert!(streamed && portable_streams(bytes), "{what}: not streamed");
-            }
-        }
-        for bytes in [1, 4, 7, 9, 12, 15, 17, 24, 31] {
-            let (a, b) = (vec![0u8; 2 * bytes], vec![0u8; 9 * bytes]);
-            let task = consecutive(&a, 2, &b, 9, bytes);
-            let mut got = vec![u64::MAX; 18];
-            let taken = Portable.stream::<E>(&task, &mut PairOut::tile(&mut got, 9));
-            assert!(
-                !taken && !portable_streams(bytes) && got.iter().all(|&x| x == u64::MAX),
-                "{name}, {bytes} bytes"
-            );
-        }
+        let left = [1, 4, 7, 9, 12, 15, 17, 24, 31];
+        assert!(sizes.into_iter().all(portable_streams), "{name}");
+        assert!(!left.into_iter().any(portable_streams), "{name}");
+        let taken = stream_takes::<E>(name, 0x9E37_79B9_7F4A_7C15, &sizes, &left, |task, out| {
+            Portable.stream::<E>(task, out)
+        });
+        assert_eq!(taken, sizes.len() * 7, "{name}: {taken} checks");
     }
     check::<Xor>("XOR");
     check::<Xnor>("XNOR");
