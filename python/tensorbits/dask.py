@@ -15,6 +15,10 @@ on any scheduler (threads, processes, a ``dask.distributed`` cluster).
 (array([[0, 1, 1]], dtype=uint32), array([[3, 1, 2]]))
 """
 
+import glob
+import os
+import re
+
 import numpy as np
 
 import tensorbits as _tb
@@ -27,7 +31,90 @@ except ImportError:  # pragma: no cover - the message is the point
         "tensorbits.dask needs dask: pip install 'tensorbits[dask]' (or 'dask[array]')"
     ) from None
 
-__all__ = ["knn", "range_search"]
+__all__ = ["from_npy_files", "knn", "range_search"]
+
+
+def _natural(path):
+    """A sort key that puts ``shard_2.npy`` before ``shard_10.npy``."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", os.path.basename(path))]
+
+
+def _header(path):
+    """The shape and dtype of the ``.npy`` file at ``path``, from its header alone."""
+    with open(path, "rb") as f:  # an OSError (FileNotFoundError, ...) names the file
+        magic = f.read(6)
+    if magic != b"\x93NUMPY":
+        raise ValueError(f"{path}: not a .npy file (np.save writes them)")
+    try:
+        m = np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError as e:
+        raise ValueError(f"{path}: a .npy file numpy cannot map: {e}") from None
+    shape, dtype = m.shape, m.dtype
+    del m
+    if len(shape) != 2:
+        raise ValueError(f"{path}: codes are [N, K]; this file holds an array of shape {shape}")
+    return shape, dtype
+
+
+def _load(path, shape, dtype):
+    """The shard at ``path``, memory-mapped, as its header said when the graph was built."""
+    m = np.load(path, mmap_mode="r", allow_pickle=False)
+    if m.shape != shape or m.dtype != dtype:
+        raise ValueError(f"{path} changed after it was opened: now {m.shape} {m.dtype}, "
+                         f"was {shape} {dtype}")
+    return m
+
+
+def from_npy_files(paths):
+    """Codes saved one ``.npy`` file a shard, as a dask array with a chunk a file.
+
+    Each file is read on the worker that searches it, memory-mapped (``np.load(path,
+    mmap_mode="r")``): nothing is read until a search runs, and only the pages it touches. This
+    is the layout of ``np.save`` per shard and of the CLI's ``-o``; a directory written by
+    ``dask.array.to_npy_stack`` is read by ``dask.array.from_npy_stack`` instead.
+
+    Parameters
+    ----------
+    paths : str, os.PathLike or sequence of them
+        A directory (its ``*.npy`` files in natural order: ``shard_2.npy`` before
+        ``shard_10.npy``), a glob pattern (its matches in the same order), or the files, in
+        the order given. A shard's rows are numbered after those of the files before it.
+
+    Returns
+    -------
+    dask.array.Array
+        ``[N, K]``, chunked by file. Every file must hold 2-D codes of one dtype and width;
+        anything else raises ``ValueError`` naming the file (``OSError`` where a file cannot be
+        read), before any work.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        where = os.fspath(paths)
+        if os.path.isdir(where):
+            files = sorted(glob.glob(os.path.join(glob.escape(where), "*.npy")), key=_natural)
+            if not files:
+                raise ValueError(f"{where}: no .npy files in this directory")
+        else:
+            files = sorted(glob.glob(where), key=_natural)
+            if not files:
+                raise ValueError(f"{where}: no file matches")
+    else:
+        files = [os.fspath(p) for p in paths]
+        if not files:
+            raise ValueError("from_npy_files: no files given")
+    chunks, width, dtype = [], None, None
+    for f in files:
+        shape, dt = _header(f)
+        if dtype is None:
+            width, dtype = shape[1], dt
+        elif (shape[1], dt) != (width, dtype):
+            raise ValueError(f"{f}: codes [{shape[0]}, {shape[1]}] {dt}, where {files[0]} holds "
+                             f"[.., {width}] {dtype}: the shards must agree")
+        # The task's key changes with the file, so that a cached result is never stale.
+        stat = os.stat(f)
+        key = "npy-" + dask.base.tokenize(os.path.abspath(f), stat.st_mtime_ns, stat.st_size)
+        part = dask.delayed(_load, pure=True)(f, shape, dt, dask_key_name=key)
+        chunks.append(da.from_delayed(part, shape, dt))
+    return da.concatenate(chunks, axis=0)
 
 
 def _codes(b):

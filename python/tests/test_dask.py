@@ -184,3 +184,58 @@ def test_the_readme_snippet_runs_on_a_stack_of_npy_shards(tbd, tmp_path):
     want = tb.knn(queries, codes, 10)
     np.testing.assert_array_equal(scope["distances"], want[0])
     np.testing.assert_array_equal(scope["indices"], want[1])
+
+
+def test_np_save_shards_are_searched_where_they_lie(client, tbd, tmp_path):
+    rng = np.random.default_rng(13)
+    codes, q = _tied(rng, 1500), _tied(rng, 7)
+    # Uneven shards, one empty and one in Fortran order, named so that only a natural sort
+    # ("2" before "10") gives the rows' order.
+    cuts = [0, 5, 5, 700, 701, 1500]
+    for j, (s, e) in enumerate(zip(cuts, cuts[1:])):
+        part = codes[s:e] if j != 3 else np.asfortranarray(codes[s:e])
+        np.save(tmp_path / f"shard_{j * 4}.npy", part)
+    files = sorted(tmp_path.glob("*.npy"), key=lambda p: int(p.stem.split("_")[1]))
+    want = tb.knn(q, codes, 40)
+    want_r = tb.range_search(q, codes, 3)
+    for source in (tmp_path, str(tmp_path / "shard_*.npy"), files):
+        b = tbd.from_npy_files(source)
+        assert b.shape == codes.shape and b.dtype == codes.dtype
+        d, i = tbd.knn(q, b, 40)
+        got = client.compute([d, i], sync=True)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        got_r = client.compute(list(tbd.range_search(q, b, 3)), sync=True)
+        for g, w in zip(got_r, want_r):
+            np.testing.assert_array_equal(g, w)
+
+
+def test_np_save_shards_that_do_not_fit_raise_naming_the_file(tbd, tmp_path):
+    with pytest.raises(ValueError, match="no .npy files"):
+        tbd.from_npy_files(tmp_path)
+    with pytest.raises(ValueError, match="no file matches"):
+        tbd.from_npy_files(str(tmp_path / "*.npy"))
+    with pytest.raises(ValueError, match="no files given"):
+        tbd.from_npy_files([])
+    with pytest.raises(FileNotFoundError):
+        tbd.from_npy_files([tmp_path / "missing.npy"])
+    np.save(tmp_path / "a.npy", np.zeros((4, 8), np.uint8))
+    cases = [("b.npy", b"not numpy", "b.npy: not a .npy file"),
+             ("b.npy", np.zeros(8, np.uint8), r"b.npy: codes are \[N, K\]"),
+             ("b.npy", np.zeros((4, 4), np.uint16), "b.npy: codes .* must agree"),
+             ("b.npy", np.zeros((4, 9), np.uint8), "b.npy: codes .* must agree"),
+             ("b.npy", np.array([[None]], dtype=object), "b.npy: a .npy file numpy cannot map")]
+    for name, content, message in cases:
+        if isinstance(content, bytes):
+            (tmp_path / name).write_bytes(content)
+        else:
+            np.save(tmp_path / name, content, allow_pickle=True)
+        with pytest.raises(ValueError, match=message):
+            tbd.from_npy_files(tmp_path)
+    (tmp_path / "b.npy").unlink()
+    # A shard rewritten between building the graph and running it is an error, not a search of
+    # other rows than the graph numbered.
+    b = tbd.from_npy_files(tmp_path)
+    np.save(tmp_path / "a.npy", np.zeros((5, 8), np.uint8))
+    with pytest.raises(ValueError, match="changed after it was opened"):
+        tbd.knn(np.zeros((1, 8), np.uint8), b, 2)[0].compute(scheduler="sync")
