@@ -210,7 +210,9 @@ fn usage_error(e: clap::Error) -> ExitCode {
         .lines()
         .map(str::trim)
         .take_while(|l| !l.starts_with("Usage:"))
-        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+        .filter(|l| {
+            !(l.is_empty() || l.starts_with("tip:") || l.starts_with("For more information"))
+        })
         .collect();
     let msg = lines.join(" ");
     let msg = msg.strip_prefix("error: ").unwrap_or(&msg);

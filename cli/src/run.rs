@@ -121,6 +121,15 @@ impl ValidBitsArgs {
     }
 }
 
+/// `-k`: a count of neighbours, at least one (a search for none is a slip, not a file to write).
+fn neighbours(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("k must be at least 1".to_owned()),
+        Ok(k) => Ok(k),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct KnnArgs {
     /// Rows to search for (`[..., M, K]`).
@@ -129,8 +138,8 @@ pub struct KnnArgs {
     /// Rows to search in (`[..., N, K]`).
     #[arg(value_name = "B.npy")]
     pub b: PathBuf,
-    /// Neighbours per row of A.
-    #[arg(short, long)]
+    /// Neighbours per row of A (at least 1).
+    #[arg(short, long, value_parser = neighbours)]
     pub k: usize,
     /// Output: the neighbours' row indices in B (int64, `[..., M, k]`), nearest first, ties by the
     /// lower index.
@@ -273,8 +282,8 @@ pub struct MergeArgs {
     /// its indices (int64, `[M, k_i]`).
     #[arg(value_name = "D.npy I.npy", required = true, num_args = 1..)]
     pub parts: Vec<PathBuf>,
-    /// Neighbours to keep per row.
-    #[arg(short, long)]
+    /// Neighbours to keep per row (at least 1).
+    #[arg(short, long, value_parser = neighbours)]
     pub k: usize,
     /// Output: the merged indices (int64, `[M, min(k, sum of k_i)]`), best first, ties by the
     /// lower index; never padded.

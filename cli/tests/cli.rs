@@ -2468,6 +2468,47 @@ fn knn_over_shards_merges_into_the_whole_files() {
         &f("x.npy"),
         "int64",
     );
+    // No neighbours asked for, parts over other queries, and parts of two ops are refused.
+    let (d0, i0, x) = (f("d0.npy"), f("i0.npy"), f("x.npy"));
+    for cmd in [
+        ["merge", p(&d0), p(&i0), "-k", "0"],
+        ["knn", p(&fq), p(&fdb), "-k", "0"],
+    ] {
+        let args = [&cmd[..], &["-o", p(&x)]].concat();
+        fails(&args, &x, "k must be at least 1");
+    }
+    let (one_d, one_i, float_d) = (f("one_d.npy"), f("one_i.npy"), f("float_d.npy"));
+    write_npy(&one_d, DataType::U32, &[1, 1], &[0; 4], false, false, 1);
+    write_npy(&one_i, DataType::I64, &[1, 1], &[0; 8], false, false, 1);
+    write_npy(
+        &float_d,
+        DataType::F32,
+        &[m, 1],
+        &vec![0; m * 4],
+        false,
+        false,
+        1,
+    );
+    let m_i = f("m_i.npy");
+    write_npy(
+        &m_i,
+        DataType::I64,
+        &[m, 1],
+        &vec![0; m * 8],
+        false,
+        false,
+        1,
+    );
+    let merge = |d: &Path, i: &Path| {
+        ["merge", p(&d0), p(&i0), p(d), p(i), "-k", "3", "-o", p(&x)].map(str::to_owned)
+    };
+    for (args, words) in [
+        (merge(&one_d, &one_i), "every part is over the same queries"),
+        (merge(&float_d, &m_i), "merge the results of one op"),
+    ] {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        fails(&refs, &x, words);
+    }
     fails(
         &[
             "knn",
