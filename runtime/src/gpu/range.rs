@@ -194,6 +194,8 @@ impl GpuExecutor {
         let fill_p = self.pipeline(&INFO, fill_k, 2)?;
         let tile = self.storage_buffer("tensorbits range tile", mt * nt.min(n) * 4, &[])?;
         let in_type = inputs[0].desc.data_type();
+        let es = out_dtype.size();
+        let mut held = Held::default();
         for i0 in (0..m).step_by(mt) {
             let rows = mt.min(m - i0);
             // Each row's hits, (indices, values), which the tiles of `b` extend in index order.
@@ -275,6 +277,8 @@ impl GpuExecutor {
                             what: "range search: more than 2^32 hits in one tile".to_owned(),
                         });
                     }
+                    // Read back (8 bytes a hit) and kept by row (12 bytes a hit).
+                    held.take(total as usize * 20)?;
                     let offs_buf = self.storage_buffer(
                         "tensorbits range offsets",
                         offs.len() * 4,
@@ -283,7 +287,7 @@ impl GpuExecutor {
                     // Fill passes over runs of slots whose hits fit one binding.
                     let cap = (self.limits.max_binding.min(TILE_BYTES) / 8).max(block);
                     let mut first = 0usize;
-                    let mut hits_host: Vec<u32> = Vec::new();
+                    let mut hits_host: Vec<u32> = Vec::with_capacity(2 * total as usize);
                     while first < slots {
                         let base = offsets[first];
                         let mut end = first;
@@ -324,6 +328,15 @@ impl GpuExecutor {
                     }
                 }
             }
+            let kept: usize = found.iter().map(|(idx, _)| idx.len()).sum();
+            let bytes = kept * (8 + es);
+            held.take(bytes)?;
+            let refused = |_| Error::AllocationFailed {
+                tensor: "range_search hits".to_owned(),
+                bytes,
+            };
+            result.indices.try_reserve(kept).map_err(refused)?;
+            result.values.try_reserve(kept * es).map_err(refused)?;
             for (r, (idx, vals)) in found.into_iter().enumerate() {
                 result.indices.extend_from_slice(&idx);
                 for v in vals {
@@ -333,5 +346,29 @@ impl GpuExecutor {
             }
         }
         Ok(result)
+    }
+}
+
+/// The bytes a range search takes for its hits as it goes, checked against the memory the
+/// machine can give once [`CHECK_EVERY`] of them have been taken since the last check (as the
+/// CPU's range search checks its lists): a search with more hits than fit ends in
+/// [`Error::AllocationFailed`], never in the out-of-memory killer.
+#[derive(Default)]
+struct Held {
+    unchecked: usize,
+}
+
+/// Bytes of hits taken between two checks of the machine's memory.
+const CHECK_EVERY: usize = 64 << 20;
+
+impl Held {
+    /// Takes `bytes` more, about to be allocated.
+    fn take(&mut self, bytes: usize) -> Result<()> {
+        self.unchecked = self.unchecked.saturating_add(bytes);
+        if self.unchecked >= CHECK_EVERY {
+            crate::alloc::check_allocation(self.unchecked, "range_search hits")?;
+            self.unchecked = 0;
+        }
+        Ok(())
     }
 }
