@@ -6,13 +6,16 @@ use super::kernel::Dist;
 use super::pair::{
     Batch, PairRef, Shape, batches, fits_whole, how, pack_whole_b, packed_for, shape, task,
 };
+use super::ratio::with_ratio;
 use super::select::Selections;
 use super::simd;
 use super::strategy::{KnnPlan, KnnSplit, KnnWork, knn_plan};
 use super::tuning::{KNN_PARALLEL_BYTES, MB, NB};
+use super::walk::with_zeroed_padding;
 use crate::element::write_elem;
 use crate::error::Result;
 use crate::op::{InputBuffer, PairOut, Plan};
+use crate::ratio::Writes;
 
 /// Where knn writes: packed `[..., M, k]` distances of `es` bytes (the op's results, in the low
 /// bytes) and `i64` row indices, rows after each other in batch order.
@@ -67,24 +70,23 @@ pub(crate) fn knn(
     inputs: &[InputBuffer<'_>],
     k: usize,
     pair: PairRef<'_>,
+    out: KnnOut<'_>,
+) -> Result<()> {
+    with_zeroed_padding(plan, inputs, |inputs| {
+        with_ratio(plan, pair, Writes::Keys, |pair| {
+            knn_in(plan, inputs, k, pair, out)
+        })
+    })
+}
+
+/// [`knn`] of inputs whose padding is zeroed, through the pair run a ratio op takes.
+fn knn_in(
+    plan: &Plan,
+    inputs: &[InputBuffer<'_>],
+    k: usize,
+    pair: PairRef<'_>,
     mut out: KnnOut<'_>,
 ) -> Result<()> {
-    let copies = super::walk::zeroed_padding(plan, inputs);
-    let zeroed = copies.as_ref().map(|c| super::walk::with_copies(inputs, c));
-    let inputs = zeroed.as_deref().unwrap_or(inputs);
-    let ratio_run = plan.ratio.map(|rp| {
-        let terms = crate::ratio::Terms::new(&rp, crate::ratio::Writes::Keys);
-        move |t: &crate::op::PairTask<'_>, o: &mut PairOut<'_, '_>| {
-            super::ratio::tile(&terms, pair, t, o)
-        }
-    });
-    let pair = match &ratio_run {
-        Some(run) => PairRef {
-            run,
-            wide: pair.wide,
-        },
-        None => pair,
-    };
     let s = shape(plan);
     let work = (s.m * s.n).saturating_mul(s.k.max(1)).saturating_mul(s.es);
     // The pool is asked for its size only when the work is large: a small call notices the lock.

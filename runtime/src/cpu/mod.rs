@@ -60,7 +60,6 @@ pub use pair::{PairRef, pair, pair_and, pair_table, pair_xor};
 use tuning::FOLD_ROWS;
 pub use tuning::{PARALLEL_BYTES, STREAM_BYTES};
 pub(crate) use walk::each_offset;
-use walk::{with_copies, zeroed_padding};
 
 /// An op's kernel over contiguous runs, for words `W` in and `O` out: what every generated
 /// [`MapKernel`](crate::op::MapKernel) calls with the op's element function. Inputs of exactly the
@@ -221,28 +220,17 @@ pub(crate) fn execute(
     out: &mut [u8],
     k: &Kernels<'_>,
 ) -> crate::Result<()> {
-    let copies = zeroed_padding(plan, inputs);
-    let zeroed = copies.as_ref().map(|c| with_copies(inputs, c));
-    let inputs = zeroed.as_deref().unwrap_or(inputs);
-    match (plan.reduce, k.pair) {
-        (None, _) => walk::run(plan, inputs, out, k.map),
-        (Some(_), Some(p)) if plan.pairwise => match plan.ratio {
-            Some(rp) => {
-                let terms =
-                    crate::ratio::Terms::new(&rp, crate::ratio::Writes::Values(plan.out_dtype));
-                let run = |t: &crate::op::PairTask<'_>, o: &mut crate::op::PairOut<'_, '_>| {
-                    ratio::tile(&terms, p, t, o)
-                };
-                let wrapped = pair::PairRef {
-                    run: &run,
-                    wide: p.wide,
-                };
-                pair::run(plan, inputs, out, wrapped)?
+    walk::with_zeroed_padding(plan, inputs, |inputs| {
+        match (plan.reduce, k.pair) {
+            (None, _) => walk::run(plan, inputs, out, k.map),
+            (Some(_), Some(p)) if plan.pairwise => {
+                let writes = crate::ratio::Writes::Values(plan.out_dtype);
+                ratio::with_ratio(plan, p, writes, |p| pair::run(plan, inputs, out, p))?
             }
-            None => pair::run(plan, inputs, out, p)?,
-        },
-        (Some(_), _) => reduce::run(plan, inputs, out, k.map, k.fold),
-    }
+            (Some(_), _) => reduce::run(plan, inputs, out, k.map, k.fold),
+        }
+        crate::Result::Ok(())
+    })?;
     if let Some(e) = plan.epilogue {
         epilogue(plan, out, e);
     }

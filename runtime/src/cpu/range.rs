@@ -7,10 +7,13 @@
 
 use super::kernel::Dist;
 use super::pair::{Batch, PairRef, Shape, batches, how, packed_for, shape, task};
+use super::ratio::with_ratio;
 use super::simd;
 use super::tuning::{KNN_PARALLEL_BYTES, MB, NB};
+use super::walk::with_zeroed_padding;
 use crate::error::{Error, Result};
 use crate::op::{InputBuffer, PairOut, Plan};
+use crate::ratio::Writes;
 
 /// The hits of a range search in FAISS's layout: row `i`'s hits are `lims[i]..lims[i + 1]` of
 /// `keys` (knn's keys, [`Plan::knn_value`] gives the results) and `indices`, ascending indices.
@@ -66,22 +69,20 @@ pub(crate) fn range(
     limit: u64,
     pair: PairRef<'_>,
 ) -> Result<Hits> {
-    let copies = super::walk::zeroed_padding(plan, inputs);
-    let zeroed = copies.as_ref().map(|c| super::walk::with_copies(inputs, c));
-    let inputs = zeroed.as_deref().unwrap_or(inputs);
-    let ratio_run = plan.ratio.map(|rp| {
-        let terms = crate::ratio::Terms::new(&rp, crate::ratio::Writes::Keys);
-        move |t: &crate::op::PairTask<'_>, o: &mut PairOut<'_, '_>| {
-            super::ratio::tile(&terms, pair, t, o)
-        }
-    });
-    let pair = match &ratio_run {
-        Some(run) => PairRef {
-            run,
-            wide: pair.wide,
-        },
-        None => pair,
-    };
+    with_zeroed_padding(plan, inputs, |inputs| {
+        with_ratio(plan, pair, Writes::Keys, |pair| {
+            range_in(plan, inputs, limit, pair)
+        })
+    })
+}
+
+/// [`range`] of inputs whose padding is zeroed, through the pair run a ratio op takes.
+fn range_in(
+    plan: &Plan,
+    inputs: &[InputBuffer<'_>],
+    limit: u64,
+    pair: PairRef<'_>,
+) -> Result<Hits> {
     let s = shape(plan);
     let mut hits = Hits {
         lims: vec![0; s.m + 1],

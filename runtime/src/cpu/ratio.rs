@@ -7,12 +7,31 @@ use super::pair::PairRef;
 use super::simd::{lane_ones, ones, ratio_row};
 use super::tuning::RATIO_B_BYTES;
 use crate::op::{PairOut, PairTask};
-use crate::ratio::Terms;
+use crate::ratio::{Terms, Writes};
 
 thread_local! {
     /// A ratio tile's counts of `a & b`, of `b`'s rows and one row's results, kept between tiles.
     static TILE: std::cell::Cell<(Vec<u64>, Vec<u64>, Vec<u64>)> =
         const { std::cell::Cell::new((Vec::new(), Vec::new(), Vec::new())) };
+}
+
+/// Runs `f` with `pair` as `plan`'s pairs take it: for a ratio op, [`tile`] over `pair`'s counts
+/// of `a & b`, writing `writes`; else `pair` itself.
+pub(crate) fn with_ratio<R>(
+    plan: &crate::Plan,
+    pair: PairRef<'_>,
+    writes: Writes,
+    f: impl FnOnce(PairRef<'_>) -> R,
+) -> R {
+    let Some(rp) = plan.ratio else {
+        return f(pair);
+    };
+    let terms = Terms::new(&rp, writes);
+    let run = |t: &PairTask<'_>, o: &mut PairOut<'_, '_>| tile(&terms, pair, t, o);
+    f(PairRef {
+        run: &run,
+        wide: pair.wide,
+    })
 }
 
 /// A ratio tile: `and` (the AND pair kernel) counts `a & b` into a tile of its own, the rows are

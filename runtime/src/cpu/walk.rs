@@ -322,11 +322,27 @@ fn scatter_as<T: Pod>(out: &mut [u8], first: usize, stride: usize, src: &[u8]) {
     }
 }
 
-/// For a plan with valid bits whose last element of each row holds padding: copies of the inputs
-/// with that padding zeroed, when some of it is not zero already (`np.packbits` pads with zeros,
-/// so codes it made are used as they are). `None` when the inputs serve as they are; see
-/// [`with_copies`].
-pub(crate) fn zeroed_padding(
+/// Runs `f` on `inputs`, or, for a plan with valid bits whose last element of each row holds
+/// padding that is not all zero, on copies of them with that padding zeroed (`np.packbits` pads
+/// with zeros, so codes it made are used as they are).
+pub(crate) fn with_zeroed_padding<R>(
+    plan: &crate::Plan,
+    inputs: &[crate::InputBuffer<'_>],
+    f: impl FnOnce(&[crate::InputBuffer<'_>]) -> R,
+) -> R {
+    let Some(copies) = zeroed_padding(plan, inputs) else {
+        return f(inputs);
+    };
+    let zeroed: Vec<_> = inputs
+        .iter()
+        .zip(&copies)
+        .map(|(i, c)| c.as_deref().map_or(*i, crate::InputBuffer::Bytes))
+        .collect();
+    f(&zeroed)
+}
+
+/// The copies [`with_zeroed_padding`] runs on, `None` where the inputs serve as they are.
+fn zeroed_padding(
     plan: &crate::Plan,
     inputs: &[crate::InputBuffer<'_>],
 ) -> Option<Vec<Option<Vec<u8>>>> {
@@ -367,18 +383,6 @@ pub(crate) fn zeroed_padding(
         })
         .collect();
     Some(copies)
-}
-
-/// The inputs with the copies [`zeroed_padding`] made in place of the originals.
-pub(crate) fn with_copies<'a>(
-    inputs: &[crate::InputBuffer<'a>],
-    copies: &'a [Option<Vec<u8>>],
-) -> Vec<crate::InputBuffer<'a>> {
-    inputs
-        .iter()
-        .zip(copies)
-        .map(|(i, c)| c.as_deref().map_or(*i, crate::InputBuffer::Bytes))
-        .collect()
 }
 
 /// Calls `f` with the offset of every element of the dimensions `(size, stride)` from `base`, the
