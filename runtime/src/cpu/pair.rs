@@ -94,7 +94,7 @@ pair_forms! {
 
 thread_local! {
     /// [`pair_table`]'s counts of `a & b` and of `b`'s rows, kept between calls.
-    static TABLE_TILE: std::cell::Cell<(Vec<u64>, Vec<i64>)> =
+    static TABLE_TILE: std::cell::Cell<(Vec<u64>, Vec<u64>)> =
         const { std::cell::Cell::new((Vec::new(), Vec::new())) };
 }
 
@@ -137,26 +137,19 @@ pub fn pair_table(task: &PairTask<'_>, out: &mut PairOut<'_, '_>, t: u8) {
             false => pair_form::<AndForm>(task, &mut counts),
         }
     }
-    b_ones.clear();
-    // `b`'s rows as they lie, or (where the driver packed them, and may not pass them as bytes)
-    // each row's lane of its block's words: the words past a code's end are zero.
-    let ww = task.wide_words;
-    b_ones.extend((0..nj).map(|j| {
-        match (c_b, task.packed) {
-            _ if bytes == 0 => 0,
-            (0, _) => 0,
-            (_, Some(p)) => (0..ww)
-                .map(|w| i64::from(p[((j / 8) * ww + w) * 8 + j % 8].count_ones()))
-                .sum(),
-            (_, None) => ones(&task.b[j * task.b_stride..][..bytes]),
+    match c_b {
+        0 => {
+            b_ones.clear();
+            b_ones.resize(nj, 0);
         }
-    }));
+        _ => rows_ones(task, &mut b_ones),
+    }
     let mut row = [0u64; 64];
     for i in 0..ni {
         let a_ones = match c_a {
             _ if bytes == 0 => 0,
             0 => 0,
-            _ => ones(&task.a[i * task.a_stride..][..bytes]),
+            _ => simd::ones(&task.a[i * task.a_stride..][..bytes]) as i64,
         };
         let base = c_w * bits + c_a * a_ones;
         for j0 in (0..nj).step_by(row.len()) {
@@ -164,7 +157,7 @@ pub fn pair_table(task: &PairTask<'_>, out: &mut PairOut<'_, '_>, t: u8) {
             for (c, v) in part.iter_mut().enumerate() {
                 let j = j0 + c;
                 // A count of `f` over the codes' bits: at least 0 and at most their bits.
-                *v = (base + c_b * b_ones[j] + c_n * tile[i * nj + j] as i64) as u64;
+                *v = (base + c_b * b_ones[j] as i64 + c_n * tile[i * nj + j] as i64) as u64;
             }
             out.put_run(i, j0, part);
         }
@@ -172,19 +165,22 @@ pub fn pair_table(task: &PairTask<'_>, out: &mut PairOut<'_, '_>, t: u8) {
     TABLE_TILE.set((tile, b_ones));
 }
 
-/// The ones in `bytes`.
-pub(super) fn ones(bytes: &[u8]) -> i64 {
-    let mut words = bytes.chunks_exact(8);
-    let mut n: u64 = words
-        .by_ref()
-        .map(|w| u64::from(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])).count_ones()))
-        .sum();
-    n += words
-        .remainder()
-        .iter()
-        .map(|&b| u64::from(b.count_ones()))
-        .sum::<u64>();
-    n as i64
+/// The ones of each of `task`'s rows of `b`, into `out`: from `b` as it lies, or (where the
+/// driver packed it, and may not pass it as bytes) each row's lane of its block's words, the
+/// words past a code's end being zero.
+pub(super) fn rows_ones(task: &PairTask<'_>, out: &mut Vec<u64>) {
+    let bytes = task.k * task.elem_size;
+    out.clear();
+    out.resize(task.b_rows, 0);
+    match task.packed {
+        _ if bytes == 0 => {}
+        Some(p) => simd::lane_ones(p, task.wide_words, out),
+        None => {
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = simd::ones(&task.b[j * task.b_stride..][..bytes]);
+            }
+        }
+    }
 }
 
 /// A sum's tile on whole words: `b` packed, or as it lies; codes of no bytes sum to nothing.

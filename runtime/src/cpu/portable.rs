@@ -99,14 +99,6 @@ unsafe impl Vector for Portable {
         }))
     }
     #[inline(always)]
-    fn below16(self, values: &[u64; 16], limit: u64) -> u32 {
-        let mut bits = 0;
-        for (i, &v) in values.iter().enumerate() {
-            bits |= u32::from(v < limit) << i;
-        }
-        bits
-    }
-    #[inline(always)]
     fn code_sums<const L: usize>(self, p: &[P4; 8]) -> [u64; 8] {
         if L == 8 {
             // One code per register.

@@ -4,7 +4,7 @@
 //! ([`ones`], [`ratio_row`]), compiled for each instruction set.
 
 use super::pair::PairRef;
-use super::simd::{lane_ones, ones, ratio_row};
+use super::simd::{ones, ratio_row};
 use super::tuning::RATIO_B_BYTES;
 use crate::op::{PairOut, PairTask};
 use crate::ratio::{Terms, Writes};
@@ -74,18 +74,7 @@ fn part_tile(
         let mut counts = PairOut::tile(&mut both, nj.max(1));
         (and.run)(task, &mut counts);
     }
-    b_ones.clear();
-    b_ones.resize(nj, 0);
-    match task.packed {
-        _ if bytes == 0 => {}
-        // `b` packed: each row's lane of its block's words (the words past a code are zero).
-        Some(p) => lane_ones(p, task.wide_words, &mut b_ones),
-        None => {
-            for (j, o) in b_ones.iter_mut().enumerate() {
-                *o = ones(&task.b[j * task.b_stride..][..bytes]);
-            }
-        }
-    }
+    super::pair::rows_ones(task, &mut b_ones);
     res.clear();
     res.resize(nj, 0);
     for i in 0..ni {

@@ -332,53 +332,37 @@ mod tests {
     fn the_rows_below_which_each_code_size_streams() {
         use Level::*;
         const ALL: usize = usize::MAX;
+        // Short names, so that each case keeps to one line.
+        let (s, w, m, l, bw) = (
+            STREAM_ROWS,
+            WINDOW_STREAM_ROWS,
+            MEDIUM_STREAM_ROWS,
+            LONG_STREAM_ROWS,
+            BW_STREAM_ROWS,
+        );
+        let (w2, r2, h2, l2) = (
+            AVX2_WINDOW_STREAM_ROWS,
+            AVX2_REGISTER_STREAM_ROWS,
+            AVX2_REGISTER_HALF_STREAM_ROWS,
+            AVX2_LONG_STREAM_ROWS,
+        );
         // (code bytes, rows at baseline and avx512, at avx2, at avx512bw)
         let cases: &[(usize, usize, usize, usize)] = &[
             (1, ALL, ALL, ALL),
             (4, ALL, ALL, ALL),
             (8, ALL, ALL, ALL),
-            (
-                9,
-                STREAM_ROWS,
-                AVX2_WINDOW_STREAM_ROWS,
-                AVX2_WINDOW_STREAM_ROWS,
-            ),
-            (
-                16,
-                STREAM_ROWS,
-                AVX2_WINDOW_STREAM_ROWS,
-                AVX2_WINDOW_STREAM_ROWS,
-            ),
-            (21, STREAM_ROWS, STREAM_ROWS, STREAM_ROWS),
-            (31, WINDOW_STREAM_ROWS, WINDOW_STREAM_ROWS, BW_STREAM_ROWS),
-            (32, STREAM_ROWS, AVX2_REGISTER_STREAM_ROWS, STREAM_ROWS),
-            (40, MEDIUM_STREAM_ROWS, MEDIUM_STREAM_ROWS, BW_STREAM_ROWS),
-            (
-                48,
-                MEDIUM_STREAM_ROWS,
-                AVX2_REGISTER_HALF_STREAM_ROWS,
-                BW_STREAM_ROWS,
-            ),
-            (63, WINDOW_STREAM_ROWS, WINDOW_STREAM_ROWS, BW_STREAM_ROWS),
-            (
-                64,
-                MEDIUM_STREAM_ROWS,
-                AVX2_LONG_STREAM_ROWS,
-                MEDIUM_STREAM_ROWS,
-            ),
-            (72, LONG_STREAM_ROWS, LONG_STREAM_ROWS, LONG_STREAM_ROWS),
-            (
-                80,
-                LONG_STREAM_ROWS,
-                AVX2_LONG_STREAM_ROWS,
-                LONG_STREAM_ROWS,
-            ),
-            (
-                256,
-                LONG_STREAM_ROWS,
-                AVX2_LONG_STREAM_ROWS,
-                LONG_STREAM_ROWS,
-            ),
+            (9, s, w2, w2),
+            (16, s, w2, w2),
+            (21, s, s, s),
+            (31, w, w, bw),
+            (32, s, r2, s),
+            (40, m, m, bw),
+            (48, m, h2, bw),
+            (63, w, w, bw),
+            (64, m, l2, m),
+            (72, l, l, l),
+            (80, l, l2, l),
+            (256, l, l2, l),
         ];
         for &(bytes, plain, avx2, bw) in cases {
             for (level, want) in [
@@ -430,18 +414,20 @@ mod tests {
     #[test]
     fn the_plan_of_each_shape() {
         use PairSplit::*;
+        let plan = |threads, tile_rows, call_rows, split| PairPlan {
+            threads,
+            tile_rows,
+            call_rows,
+            split,
+        };
+        let rows = |rows, pack_whole| Rows { rows, pack_whole };
+        let ranges = Columns {
+            tasks: 4,
+            cols: 25_088,
+        };
         let cases: &[(PairWork, usize, PairPlan)] = &[
             // Too little work for a second thread.
-            (
-                work(1, 1000, 8),
-                2,
-                PairPlan {
-                    threads: 1,
-                    tile_rows: 4096,
-                    call_rows: 64,
-                    split: Alone,
-                },
-            ),
+            (work(1, 1000, 8), 2, plan(1, 4096, 64, Alone)),
             // The same work where the lookup tile counts: enough for two.
             (
                 PairWork {
@@ -449,83 +435,22 @@ mod tests {
                     ..work(10, 1000, 8)
                 },
                 2,
-                PairPlan {
-                    threads: 2,
-                    tile_rows: 4096,
-                    call_rows: 64,
-                    split: Rows {
-                        rows: 5,
-                        pack_whole: false,
-                    },
-                },
+                plan(2, 4096, 64, rows(5, false)),
             ),
             // One thread in the pool.
-            (
-                work(1000, 100_000, 32),
-                1,
-                PairPlan {
-                    threads: 1,
-                    tile_rows: 1024,
-                    call_rows: 64,
-                    split: Alone,
-                },
-            ),
+            (work(1000, 100_000, 32), 1, plan(1, 1024, 64, Alone)),
             // Three queries on two threads: ranges of `b`.
-            (
-                work(3, 100_000, 32),
-                2,
-                PairPlan {
-                    threads: 2,
-                    tile_rows: 1024,
-                    call_rows: 64,
-                    split: Columns {
-                        tasks: 4,
-                        cols: 25_088,
-                    },
-                },
-            ),
+            (work(3, 100_000, 32), 2, plan(2, 1024, 64, ranges)),
             // Four queries share evenly: one share each.
-            (
-                work(4, 100_000, 32),
-                2,
-                PairPlan {
-                    threads: 2,
-                    tile_rows: 1024,
-                    call_rows: 64,
-                    split: Rows {
-                        rows: 2,
-                        pack_whole: false,
-                    },
-                },
-            ),
+            (work(4, 100_000, 32), 2, plan(2, 1024, 64, rows(2, false))),
             // A large output: blocks of whole kernel blocks, `b` packed once.
             (
                 work(1000, 100_000, 32),
                 2,
-                PairPlan {
-                    threads: 2,
-                    tile_rows: 1024,
-                    call_rows: 64,
-                    split: Rows {
-                        rows: 128,
-                        pack_whole: true,
-                    },
-                },
+                plan(2, 1024, 64, rows(128, true)),
             ),
             // An output of at most 2 MiB: one share a thread.
-            (
-                work(100, 5000, 16),
-                2,
-                PairPlan {
-                    threads: 2,
-                    tile_rows: 2048,
-                    call_rows: 64,
-                    split: Rows {
-                        rows: 50,
-                        pack_whole: false,
-                    },
-                },
-            ),
+            (work(100, 5000, 16), 2, plan(2, 2048, 64, rows(50, false))),
             // A strided output: rows of `a` eight at a time, into a tile, on this thread.
             (
                 PairWork {
@@ -534,12 +459,7 @@ mod tests {
                     ..work(1000, 100_000, 32)
                 },
                 2,
-                PairPlan {
-                    threads: 1,
-                    tile_rows: 1024,
-                    call_rows: 8,
-                    split: Alone,
-                },
+                plan(1, 1024, 8, Alone),
             ),
             // `b` as it lies and a kernel call's rows of `a`: all of `b` in one tile.
             (
@@ -548,27 +468,10 @@ mod tests {
                     ..work(8, 3000, 3)
                 },
                 2,
-                PairPlan {
-                    threads: 1,
-                    tile_rows: 3000,
-                    call_rows: 64,
-                    split: Alone,
-                },
+                plan(1, 3000, 64, Alone),
             ),
             // Codes longer than a tile's bytes: whole blocks of eight rows still.
-            (
-                work(2, 10, 1 << 20),
-                2,
-                PairPlan {
-                    threads: 2,
-                    tile_rows: 8,
-                    call_rows: 64,
-                    split: Rows {
-                        rows: 1,
-                        pack_whole: false,
-                    },
-                },
-            ),
+            (work(2, 10, 1 << 20), 2, plan(2, 8, 64, rows(1, false))),
         ];
         for (i, (w, threads, want)) in cases.iter().enumerate() {
             assert_eq!(pair_plan(w, *threads), *want, "case {i}: {w:?}");
@@ -611,59 +514,28 @@ mod tests {
     #[test]
     fn the_knn_plan_of_each_shape() {
         use KnnSplit::*;
-        let rows = |rows, pack_whole| Rows { rows, pack_whole };
+        let rows = |threads, rows, pack_whole| KnnPlan {
+            threads,
+            split: Rows { rows, pack_whole },
+        };
+        let ranges = KnnPlan {
+            threads: 2,
+            split: Columns {
+                tasks: 4,
+                cols: 25_088,
+            },
+        };
         let cases: &[(KnnWork, usize, KnnPlan)] = &[
             // Too little work to split: every row on this thread.
-            (
-                knn(10, 100, 8),
-                2,
-                KnnPlan {
-                    threads: 1,
-                    split: rows(10, false),
-                },
-            ),
+            (knn(10, 100, 8), 2, rows(1, 10, false)),
             // One query against many codes: ranges of `b`, merged.
-            (
-                knn(1, 100_000, 32),
-                2,
-                KnnPlan {
-                    threads: 2,
-                    split: Columns {
-                        tasks: 4,
-                        cols: 25_088,
-                    },
-                },
-            ),
+            (knn(1, 100_000, 32), 2, ranges),
             // Ten queries, `b` not worth splitting: one share of rows each.
-            (
-                knn(10, 1000, 64),
-                2,
-                KnnPlan {
-                    threads: 2,
-                    split: rows(5, false),
-                },
-            ),
+            (knn(10, 1000, 64), 2, rows(2, 5, false)),
             // Ten queries against a large `b`: ranges of it.
-            (
-                knn(10, 100_000, 64),
-                2,
-                KnnPlan {
-                    threads: 2,
-                    split: Columns {
-                        tasks: 4,
-                        cols: 25_088,
-                    },
-                },
-            ),
+            (knn(10, 100_000, 64), 2, ranges),
             // Many queries: blocks of eight rows, eight tasks a thread at least, `b` packed once.
-            (
-                knn(1000, 100_000, 32),
-                2,
-                KnnPlan {
-                    threads: 2,
-                    split: rows(56, true),
-                },
-            ),
+            (knn(1000, 100_000, 32), 2, rows(2, 56, true)),
             // The same where the lookup tile counts and the selections are small: ranges of `b`.
             (
                 KnnWork {
@@ -671,13 +543,7 @@ mod tests {
                     ..knn(100, 100_000, 16)
                 },
                 2,
-                KnnPlan {
-                    threads: 2,
-                    split: Columns {
-                        tasks: 4,
-                        cols: 25_088,
-                    },
-                },
+                ranges,
             ),
             // ... but not where `b` packs whole.
             (
@@ -687,20 +553,10 @@ mod tests {
                     ..knn(100, 100_000, 16)
                 },
                 2,
-                KnnPlan {
-                    threads: 2,
-                    split: rows(8, true),
-                },
+                rows(2, 8, true),
             ),
             // One thread in the pool.
-            (
-                knn(1000, 100_000, 32),
-                1,
-                KnnPlan {
-                    threads: 1,
-                    split: rows(1000, false),
-                },
-            ),
+            (knn(1000, 100_000, 32), 1, rows(1, 1000, false)),
         ];
         for (i, (w, threads, want)) in cases.iter().enumerate() {
             assert_eq!(knn_plan(w, *threads), *want, "case {i}: {w:?}");

@@ -64,13 +64,6 @@ pub(super) unsafe trait Vector: Copy {
     /// A register whose first `bytes` bytes are all ones and the rest zero (`bytes` below a
     /// register's).
     fn first_bytes(self, bytes: usize) -> Self::Reg;
-    /// The bits of sixteen values below `limit` (bit `i` for `values[i]`), or of more of them:
-    /// knn's scan compares the values of a set bit again, and offers only those below.
-    #[cfg_attr(
-        not(target_arch = "x86_64"),
-        expect(dead_code, reason = "knn's masked scan runs on x86_64 alone")
-    )]
-    fn below16(self, values: &[u64; 16], limit: u64) -> u32;
     /// Eight codes' results from the lane counts of their registers: codes of `L` lanes each
     /// (`L` at most [`LANES`](Self::LANES)), in the first `8 * L / LANES` registers of `p`, in
     /// order; `L` 8 on any instruction set is one code per register, in all eight.

@@ -73,17 +73,63 @@ impl Avx2 {
     }
 }
 
-/// The instruction sets whose values also prove AVX2: knn's scan of `u16`s runs AVX2 code on
-/// them.
+/// The instruction sets whose values also prove AVX2, which knn's masked scan runs on.
 ///
 /// # Safety
 /// A value exists only where the CPU has AVX2 and POPCNT.
-pub(super) unsafe trait ProvesAvx2: Vector {}
+pub(super) unsafe trait ProvesAvx2: Vector {
+    /// The bits of sixteen values below `limit` (bit `i` for `values[i]`), or of more of them:
+    /// the scan compares the values of a set bit again, and offers only those below.
+    fn below16(self, values: &[u64; 16], limit: u64) -> u32;
+}
 
-// SAFETY: a value of `Avx2` proves AVX2 and POPCNT (see the type).
-unsafe impl ProvesAvx2 for Avx2 {}
-// SAFETY: a value of `Avx512` proves AVX2 and POPCNT among its features (see the type).
-unsafe impl<const VP: bool> ProvesAvx2 for Avx512<VP> {}
+// SAFETY: a value of `Avx2` proves AVX2 and POPCNT (see the type), which `below16` uses.
+unsafe impl ProvesAvx2 for Avx2 {
+    /// Four subtractions of four lanes: below a limit of 2^63, a value minus the limit is
+    /// negative (its top bit set) where the value is below, and also where it is at least 2^63
+    /// above (which the scan compares again); from 2^63, every value is offered to that compare.
+    /// The four differences ORed give one test of sixteen values, and only sixteen that hold one
+    /// below build their mask: the mask of every sixteen had cost as much as a third of ten
+    /// queries' knn over 100,000 codes of 16 bytes.
+    #[inline(always)]
+    fn below16(self, values: &[u64; 16], limit: u64) -> u32 {
+        if limit > i64::MAX as u64 {
+            return 0xffff;
+        }
+        // SAFETY: see the impl; the four loads read the sixteen values.
+        unsafe {
+            let l = _mm256_set1_epi64x(limit as i64);
+            let d: [__m256i; 4] = std::array::from_fn(|w| {
+                _mm256_sub_epi64(_mm256_loadu_si256(values.as_ptr().add(4 * w).cast()), l)
+            });
+            let any = _mm256_castsi256_pd(_mm256_or_si256(
+                _mm256_or_si256(d[0], d[1]),
+                _mm256_or_si256(d[2], d[3]),
+            ));
+            if _mm256_testz_pd(any, any) == 1 {
+                return 0;
+            }
+            let bits = |x: __m256i| _mm256_movemask_pd(_mm256_castsi256_pd(x)) as u32;
+            bits(d[0]) | (bits(d[1]) << 4) | (bits(d[2]) << 8) | (bits(d[3]) << 12)
+        }
+    }
+}
+
+// SAFETY: a value of `Avx512` proves AVX2, POPCNT and AVX-512 F and BW (see the type), which
+// `below16` uses.
+unsafe impl<const VP: bool> ProvesAvx2 for Avx512<VP> {
+    /// Two unsigned compares of eight lanes.
+    #[inline(always)]
+    fn below16(self, values: &[u64; 16], limit: u64) -> u32 {
+        // SAFETY: see the impl; the two loads read the sixteen values.
+        unsafe {
+            let l = _mm512_set1_epi64(limit as i64);
+            let lo = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(values.as_ptr().cast()), l);
+            let hi = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(values.as_ptr().add(8).cast()), l);
+            u32::from(lo) | (u32::from(hi) << 8)
+        }
+    }
+}
 
 /// Eight 64-bit lanes. Made only inside [`Avx512`]'s blocks.
 #[derive(Clone, Copy)]
@@ -385,34 +431,6 @@ unsafe impl Vector for Avx2 {
             _mm256_cmpgt_epi8(_mm256_set1_epi8(bytes as i8), idx)
         })
     }
-    /// Four subtractions of four lanes: below a limit of 2^63, a value minus the limit is
-    /// negative (its top bit set) where the value is below, and also where it is at least 2^63
-    /// above (which the scan compares again); from 2^63, every value is offered to that compare.
-    /// The four differences ORed give one test of sixteen values, and only sixteen that hold one
-    /// below build their mask: the mask of every sixteen had cost as much as a third of ten
-    /// queries' knn over 100,000 codes of 16 bytes.
-    #[inline(always)]
-    fn below16(self, values: &[u64; 16], limit: u64) -> u32 {
-        if limit > i64::MAX as u64 {
-            return 0xffff;
-        }
-        // SAFETY: see above; the four loads read the sixteen values.
-        unsafe {
-            let l = _mm256_set1_epi64x(limit as i64);
-            let d: [__m256i; 4] = std::array::from_fn(|w| {
-                _mm256_sub_epi64(_mm256_loadu_si256(values.as_ptr().add(4 * w).cast()), l)
-            });
-            let any = _mm256_castsi256_pd(_mm256_or_si256(
-                _mm256_or_si256(d[0], d[1]),
-                _mm256_or_si256(d[2], d[3]),
-            ));
-            if _mm256_testz_pd(any, any) == 1 {
-                return 0;
-            }
-            let bits = |x: __m256i| _mm256_movemask_pd(_mm256_castsi256_pd(x)) as u32;
-            bits(d[0]) | (bits(d[1]) << 4) | (bits(d[2]) << 8) | (bits(d[3]) << 12)
-        }
-    }
     #[inline(always)]
     fn code_sums<const L: usize>(self, p: &[V256; 8]) -> __m256i {
         // SAFETY: see above.
@@ -526,17 +544,6 @@ unsafe impl<const VP: bool> Vector for Avx512<VP> {
         debug_assert!((1..64).contains(&bytes));
         // SAFETY: see above.
         V512(unsafe { _mm512_movm_epi8(u64::MAX >> (64 - bytes)) })
-    }
-    /// Two unsigned compares of eight lanes.
-    #[inline(always)]
-    fn below16(self, values: &[u64; 16], limit: u64) -> u32 {
-        // SAFETY: see above; the two loads read the sixteen values.
-        unsafe {
-            let l = _mm512_set1_epi64(limit as i64);
-            let lo = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(values.as_ptr().cast()), l);
-            let hi = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(values.as_ptr().add(8).cast()), l);
-            u32::from(lo) | (u32::from(hi) << 8)
-        }
     }
     /// Adjacent lanes summed a level at a time (`vpermt2q`), one register of the eight codes'
     /// counts in order; one code per register pairs 128-bit lanes across registers instead

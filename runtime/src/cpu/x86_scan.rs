@@ -91,7 +91,7 @@ isa_fn! { avx2 =>
     }
 }
 
-/// [`scan_masked`] with [`Vector::below16`] (`u16`s: one AVX2 compare of sixteen, which both
+/// [`scan_masked`] with [`ProvesAvx2::below16`] (`u16`s: one AVX2 compare of sixteen, which both
 /// instruction sets have).
 #[inline(always)]
 pub(super) fn scan_below<I: ProvesAvx2, D: Dist, F: FnMut(usize, u64) -> u64>(
