@@ -522,6 +522,6 @@ pub(crate) fn gt_bytes64(x: &[u8], t: &[u8], signed: bool) -> u64 {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_arch = "x86_64"))]
 #[path = "simd_tests.rs"]
 mod tests;

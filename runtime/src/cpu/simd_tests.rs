@@ -2,14 +2,9 @@
 
 use crate::element::IntWord;
 
-/// Every version of `scan_below` this CPU runs offers `f` the same values in the same order as
-/// a plain loop that compares each value against the limit as it stands, for limits that `f`
-/// lowers (as knn's selection does), keeps, or never reaches, over lengths around the groups
-/// of sixteen.
 /// `pack16` packs whole groups of eight codes of 16 bytes as the wide tile reads them (block
 /// `g`'s word `w` of code `c` at `buf[g * 16 + w * 8 + c]`), as many as `rows` and `buf` both
 /// hold, and writes nothing past them.
-#[cfg(target_arch = "x86_64")]
 #[test]
 fn pack16_packs_whole_groups_as_the_tile_reads_them() {
     let rows: Vec<u8> = (0..16 * 43).map(|i| (i * 37 + 11) as u8).collect();
@@ -51,7 +46,10 @@ fn pack16_packs_whole_groups_as_the_tile_reads_them() {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+/// Every version of `scan_below` this CPU runs offers `f` the same values in the same order as
+/// a plain loop that compares each value against the limit as it stands, for limits that `f`
+/// lowers (as knn's selection does), keeps, or never reaches, over lengths around the groups
+/// of sixteen.
 #[test]
 fn scan_below_matches_a_plain_loop() {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -107,7 +105,6 @@ fn scan_below_matches_a_plain_loop() {
 }
 
 /// [`scan_below_matches_a_plain_loop`] for values `v` from each limit of `starts`.
-#[cfg(target_arch = "x86_64")]
 fn scan_matches<D: crate::cpu::kernel::Dist>(v: &[D], starts: &[u64], n: usize, high: bool) {
     type Scan<D> = fn(&[D], u64, &mut dyn FnMut(usize, u64) -> u64);
     fn plain<D: crate::cpu::kernel::Dist>(
@@ -167,7 +164,6 @@ fn scan_matches<D: crate::cpu::kernel::Dist>(v: &[D], starts: &[u64], n: usize, 
 
 /// Each version of the hot loop this CPU runs gives the baseline's result, for shifts and
 /// counts (where the instruction sets differ most) at every width and tail length.
-#[cfg(target_arch = "x86_64")]
 #[test]
 fn every_instruction_set_gives_the_baseline_result() {
     fn words<W: IntWord>(seed: u64, n: usize, from: fn(u64) -> W) -> Vec<W> {
@@ -255,7 +251,6 @@ fn every_instruction_set_gives_the_baseline_result() {
 
 /// Each version of the fused reduction loops gives the baseline's result, row by row and
 /// column by column over one to four rows.
-#[cfg(target_arch = "x86_64")]
 #[test]
 fn every_instruction_set_folds_alike() {
     fn check<W: IntWord>(from: fn(u64) -> W) {
