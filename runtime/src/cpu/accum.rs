@@ -3,15 +3,7 @@
 //! reduction driver, the pair drivers and the dynamic API all use it.
 
 use crate::DataType;
-use crate::op::{Plan, ReduceOp};
-
-/// The bytes of one element-wise result: a bit count's byte for a sum, else an element.
-pub(crate) fn intermediate_size(plan: &Plan) -> usize {
-    match plan.reduce {
-        Some(ReduceOp::Sum) => 1,
-        _ => plan.in_dtype.size(),
-    }
-}
+use crate::op::ReduceOp;
 
 /// The element type the map kernel of a reduction writes: `u8` counts for a sum, else the input's.
 pub(crate) fn intermediate_type(op: ReduceOp, input: DataType) -> DataType {

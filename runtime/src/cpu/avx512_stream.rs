@@ -44,13 +44,10 @@ pub(super) fn bw_streams(bytes: usize) -> bool {
     streams(bytes) && bytes != 15
 }
 
-/// Whether [`Avx512::stream`] takes codes of `bytes` bytes (in consecutive rows).
+/// Whether [`Avx512::stream`] takes codes of `bytes` bytes (in consecutive rows): of any size
+/// but none.
 pub(super) fn streams(bytes: usize) -> bool {
-    matches!(
-        bytes,
-        1..=8 | 12 | 16 | 20 | 24 | 28 | 32 | 64 | 128 | 192 | 256
-    ) || (9..256).contains(&bytes)
-        || bytes > 256
+    bytes != 0
 }
 
 impl<const VP: bool> Avx512<VP> {

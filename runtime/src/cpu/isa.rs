@@ -155,7 +155,7 @@ pub(crate) fn isa() -> Isa {
 
 /// Whether the kernels run at the `avx512bw` level: AVX-512 F and BW (with AVX2 and POPCNT) but
 /// not the whole [`Isa::Avx512`] level (no VPOPCNTDQ), where the AVX-512 streams run with each
-/// lane counted by nibble lookup (`wide::stream_bw`).
+/// lane counted by nibble lookup (`avx512_stream::stream_bw`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn avx512bw() -> bool {

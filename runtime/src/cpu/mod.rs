@@ -207,7 +207,7 @@ pub struct Kernels<'k> {
     pub map: walk::Kernel<'k>,
     /// For a pairwise op: its tile kernel, and whether it is wide.
     pub pair: Option<pair::PairRef<'k>>,
-    /// For a reduction: its fused kernel (see [`fold`]), which [`map`] and a fold replace where
+    /// For a reduction: its fused kernel ([`reduce::Fold`]), which `map` and a fold replace where
     /// it is missing.
     pub fold: Option<reduce::Fold<'k>>,
 }

@@ -5,14 +5,14 @@
 //! `|`, `^`, `!`) run on whole 64-bit words, as FAISS's Hamming kernels do: `b` is packed eight rows
 //! at a time word by word, so each word of a row of `a` meets eight rows of `b` in one vector, and
 //! eight rows of `a` share every load of `b` (register blocking); with AVX-512 VPOPCNTDQ the counts
-//! are one instruction per eight pairs, with AVX2 the compiler's nibble-lookup popcount. Codes
+//! are one instruction per eight pairs, with AVX2 a nibble lookup (`vpshufb`). Codes
 //! whose size is not a multiple of eight bytes (4, 12, 20 bytes) end in a word padded with zeros,
 //! and what the padding counts (for an expression such as XNOR that is one on two zeros) is taken
 //! off. Anything else runs element by element on the op's own word type. The tiles themselves are
 //! in `tiles.rs`, their instruction-set versions in `simd.rs`.
 //!
-//! The drivers below are compiled once: they pack `b`, cut the work into tiles spread over rayon's
-//! thread pool, and write the tiles in the output type ([`run`]) or keep the `k` smallest
+//! The drivers below are compiled once: they pack `b`, cut the work into tiles spread over the
+//! thread pool (`crate::pool`), and write the tiles in the output type ([`run`]) or keep the `k` smallest
 //! distances of each row of `a` ([`knn`](super::knn::knn), in `knn.rs`, with `select.rs` choosing
 //! the candidates) without ever holding the `M x N` matrix.
 

@@ -8,10 +8,10 @@
 //! short rows are mapped together, one kernel call for many outputs. When the innermost kept
 //! dimension is contiguous (reducing the first axis), a block of outputs keeps its accumulators in
 //! L1 while every reduced index adds one contiguous run to them (`columns`). Large calls are spread
-//! over rayon's thread pool, over outputs when there are enough of them, else over the reduced
+//! over the thread pool (`crate::pool`), over outputs when there are enough of them, else over the reduced
 //! elements with partial accumulators combined at the end.
 
-use super::accum::{fold_columns, fold_into, identity, intermediate_size};
+use super::accum::{fold_columns, fold_into, identity, intermediate_type};
 use super::tuning::{CHUNK_BYTES, DIRECT_BYTES, FOLD_ROWS, PARALLEL_BYTES};
 use super::walk::{Kernel, gather, scratch_bytes};
 use crate::MAX_INPUTS;
@@ -92,7 +92,10 @@ pub(crate) fn run(
         }),
         n,
         ies,
-        ims: intermediate_size(plan),
+        // The bytes of one element-wise result: a bit count's byte for a sum, else an element.
+        ims: plan.reduce.map_or(plan.in_dtype.size(), |op| {
+            intermediate_type(op, plan.in_dtype).size()
+        }),
         id,
         kept,
         red: &plan.iter[plan.kept..],

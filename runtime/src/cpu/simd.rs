@@ -94,8 +94,8 @@ multiversion! {
 
 multiversion! {
     /// The fused loop of a sum of counts ([`fold`](super::kernel::fold)): counts summed at 32 bits
-    /// within a row (rows are at most a chunk of the executor, far below `u32::MAX / 64`
-    /// elements), at 64 in the accumulators.
+    /// within a row (the caller splits rows of more than `u32::MAX / 64` elements: `MAX_ROW` in
+    /// `mod.rs`), at 64 in the accumulators.
     #[inline]
     pub(crate) fn fold_count[W: Word, const N: usize][W, N](
         groups: &[[&[W]; N]],

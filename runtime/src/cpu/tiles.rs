@@ -54,7 +54,7 @@ pub(crate) trait WordCount: Copy {
 }
 
 /// The compiler's bit count, [`u64::count_ones`]: one `popcnt` where the version is compiled for
-/// it, which the compiler may also vectorize across codes (see `Avx2`'s count in `wide`).
+/// it, which the compiler may also vectorize across codes (see `Avx2`'s count in `x86_blocks.rs`).
 impl WordCount for Scalar {
     #[inline(always)]
     fn count(self, x: u64) -> u64 {

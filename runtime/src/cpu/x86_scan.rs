@@ -42,12 +42,6 @@ fn scan_masked<D: Dist, F: FnMut(usize, u64) -> u64>(
     super::kernel::scan_each(rest, v.len() - rest.len(), limit, &mut f);
 }
 
-/// Whether `D` is `u16` (the other distance type is `u64`).
-#[inline(always)]
-fn short_dist<D: Dist>() -> bool {
-    size_of::<D>() == 2
-}
-
 /// The bits of the sixteen `u16`s of `chunk` below `limit`: one compare of sixteen lanes (as
 /// signed, values and limit with their top bit flipped), its words narrowed to bytes for
 /// `vpmovmskb`.
@@ -73,7 +67,7 @@ unsafe fn below16_u16(chunk: &[u16], limit: u64) -> u32 {
 }
 
 isa_fn! { avx2 =>
-    /// [`scan_masked`] of `u16`s ([`short_dist`]), by [`below16_u16`]: what the AVX2 and AVX-512
+    /// [`scan_masked`] of `u16`s, by [`below16_u16`]: what the AVX2 and AVX-512
     /// scans take for them. Compiled for AVX2 itself, so that the closure that calls `below16_u16`
     /// is too (a closure has the target features of the function it is written in, not of the one it
     /// is inlined into): in an `#[inline(always)]` function without them, the closure's intrinsics
@@ -100,7 +94,8 @@ pub(super) fn scan_below<I: ProvesAvx2, D: Dist, F: FnMut(usize, u64) -> u64>(
     limit: u64,
     f: F,
 ) {
-    if short_dist::<D>() {
+    // `u16` distances (the other distance type is `u64`).
+    if size_of::<D>() == 2 {
         // SAFETY: a value of `I` proves AVX2 (AVX-512F includes it).
         return unsafe { scan_below_u16(v, limit, f) };
     }
