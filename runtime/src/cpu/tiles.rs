@@ -363,19 +363,6 @@ fn blocks_out<E: WideExpr, B: Block, const R: usize>(
     out: &mut PairOut<'_, '_>,
     i0: usize,
 ) {
-    blocks_es::<E, B, R>(isa, aw, packed, ww, blocks, out, i0)
-}
-
-#[inline(always)]
-fn blocks_es<E: WideExpr, B: Block, const R: usize>(
-    isa: B,
-    aw: &[u64],
-    packed: &[u64],
-    ww: usize,
-    blocks: usize,
-    out: &mut PairOut<'_, '_>,
-    i0: usize,
-) {
     // Inlined, as every function of the tile is, so that it is compiled for the instruction set of
     // the version that calls it.
     #[inline(always)]
