@@ -7,7 +7,7 @@
     reason = "x86_64 vector intrinsics; each use states its safety"
 )]
 
-use super::streams::{code_count, repeated_words, stream_long, stream_words};
+use super::streams::{code_count, each_row, repeated_words, stream_long, stream_words};
 use super::vector::{Group, Vector, emit};
 use super::x86::*;
 use crate::element::WideExpr;
@@ -134,8 +134,7 @@ impl Avx2 {
     fn stream_dwords<E: WideExpr>(self, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
         let n = task.b_rows;
         let b = &task.b[..n * 4];
-        for i in 0..task.a_rows {
-            let q = &task.a[i * task.a_stride..i * task.a_stride + 4];
+        each_row!(E, task, out, b, 4, |i, q| {
             let d = u32::from_le_bytes(q.try_into().unwrap_or([0; 4]));
             let src = Dwords8::<E> {
                 b: b.as_ptr(),
@@ -145,11 +144,8 @@ impl Avx2 {
             };
             // SAFETY: the groups read codes `c..c + 8` (32 bytes) for `c + 8 <= n`, inside `b`
             // (`n` codes, checked by the slice).
-            let done = unsafe { emit(self, out, i, n, &src) };
-            for j in done..n {
-                out.put_run(i, j, &[code_count::<E>(q, &b[j * 4..j * 4 + 4])]);
-            }
-        }
+            unsafe { emit(self, out, i, n, &src) }
+        });
     }
 
     /// [`stream`](Self::stream) for codes of 9 to 15 bytes ([`Windows8`]): the query widened to
@@ -160,8 +156,7 @@ impl Avx2 {
         let bytes = task.k * task.elem_size;
         let n = task.b_rows;
         let b = &task.b[..n * bytes];
-        for i in 0..task.a_rows {
-            let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
+        each_row!(E, task, out, b, bytes, |i, q| {
             let mut q16 = [0u8; 16];
             q16[..bytes].copy_from_slice(q);
             let (q_reg, mask) = (self.set(&repeated_words(&q16, 2)), self.first_bytes(bytes));
@@ -178,11 +173,8 @@ impl Avx2 {
                     }
                 };
             }
-            let done = windows!(9 10 11 12 13 14);
-            for j in done..n {
-                out.put_run(i, j, &[code_count::<E>(q, &b[j * bytes..(j + 1) * bytes])]);
-            }
-        }
+            windows!(9 10 11 12 13 14)
+        });
     }
 
     /// Row `i`'s codes of `BYTES` bytes from `b` but the last, through [`Windows8`]; the codes

@@ -9,7 +9,7 @@
 use super::avx512_groups::*;
 use super::isa::isa_fn;
 use super::strategy::window_words;
-use super::streams::{code_count, repeated_words, stream_long, stream_words};
+use super::streams::{code_count, each_row, repeated_words, stream_long, stream_words};
 use super::tiles::padding_count;
 use super::vector::{Vector, emit};
 use super::x86::*;
@@ -115,8 +115,7 @@ impl<const VP: bool> Avx512<VP> {
     fn stream_pairs<E: WideExpr>(self, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
         let n = task.b_rows;
         let b = &task.b[..n * 16];
-        for i in 0..task.a_rows {
-            let q = &task.a[i * task.a_stride..i * task.a_stride + 16];
+        each_row!(E, task, out, b, 16, |i, q| {
             let src = Pairs::<E, VP> {
                 isa: self,
                 b: b.as_ptr(),
@@ -125,11 +124,8 @@ impl<const VP: bool> Avx512<VP> {
             };
             // SAFETY: the groups read codes `c..c + 16` for `c + 16 <= n`, inside `b` (`n`
             // codes, checked by the slice).
-            let done = unsafe { emit(self, out, i, n, &src) };
-            for j in done..n {
-                out.put_run(i, j, &[code_count::<E>(q, &b[j * 16..(j + 1) * 16])]);
-            }
-        }
+            unsafe { emit(self, out, i, n, &src) }
+        });
     }
 
     /// [`stream`](Self::stream) for codes of 9 to 31 bytes other than 16 that fit windows of `L`
@@ -141,7 +137,9 @@ impl<const VP: bool> Avx512<VP> {
     /// as codes of `L` words ([`code_sums`](Self::code_sums)). One query against 1,000 codes of
     /// 10 bytes read them one per register before ([`stream_bytes`](Self::stream_bytes)); codes
     /// of a multiple of four bytes (12, 20, 24, 28) start at a piece, and took the same path
-    /// with the padding's count taken off instead of masked.
+    /// with the padding's count taken off instead of masked. It writes its loop over the rows
+    /// of `a` itself: through [`each_row`], the compiler kept the groups' index register and
+    /// load mask on the stack inside the loop over codes.
     #[inline(always)]
     fn stream_windows<E: WideExpr, const L: usize>(
         self,
@@ -215,13 +213,13 @@ impl<const VP: bool> Avx512<VP> {
         let b = &task.b[..n * bytes];
         let mask = u64::MAX >> (64 - bytes);
         let pad = padding_count::<E>(bytes, 8);
-        for i in 0..task.a_rows {
+        each_row!(E, task, out, b, bytes, |i, q| {
             let mut qp = [0u8; 64];
-            qp[..bytes].copy_from_slice(&task.a[i * task.a_stride..i * task.a_stride + bytes]);
+            qp[..bytes].copy_from_slice(q);
             // SAFETY: the value's features are present (see `Avx512`); the codes
             // `c < n` are read by masked loads of their own `bytes` bytes, inside `b`
             // (`n * bytes` bytes, checked by the slice).
-            let done = unsafe {
+            unsafe {
                 let src = Bytes::<E, VP> {
                     isa: self,
                     b: b.as_ptr(),
@@ -232,19 +230,8 @@ impl<const VP: bool> Avx512<VP> {
                     expr: std::marker::PhantomData,
                 };
                 emit(self, out, i, n, &src)
-            };
-            // The codes past the registers (of a row of fewer than sixteen), one at a time.
-            for j in done..n {
-                out.put_run(
-                    i,
-                    j,
-                    &[code_count::<E>(
-                        &qp[..bytes],
-                        &b[j * bytes..(j + 1) * bytes],
-                    )],
-                );
             }
-        }
+        });
     }
 
     /// [`stream`](Self::stream) for codes of `B` = 1, 2, 3, 5, 6 or 7 bytes: each code widened
@@ -287,14 +274,14 @@ impl<const VP: bool> Avx512<VP> {
             }
         }
         let code_mask = u64::MAX >> (64 - 8 * B);
-        for i in 0..task.a_rows {
+        each_row!(E, task, out, b, B, |i, code| {
             let mut qb = [0u8; 8];
-            qb[..B].copy_from_slice(&task.a[i * task.a_stride..i * task.a_stride + B]);
+            qb[..B].copy_from_slice(code);
             let q = u64::from_le_bytes(qb);
             // SAFETY: the value's features are present (see `Avx512`); the groups read the
             // `short * B` bytes of codes `c..c + short` for `c + short <= n`,
             // inside `b` (`n * B` bytes, checked by the slice).
-            let done = unsafe {
+            unsafe {
                 let (qv, keep) = if short == 16 {
                     (
                         _mm512_set1_epi32(q as i32),
@@ -316,15 +303,8 @@ impl<const VP: bool> Avx512<VP> {
                     expr: std::marker::PhantomData,
                 };
                 emit(self, out, i, n, &src)
-            };
-            // The codes past the registers (of a row of fewer than sixteen), one at a time.
-            for j in done..n {
-                let mut xb = [0u8; 8];
-                xb[..B].copy_from_slice(&b[j * B..(j + 1) * B]);
-                let d = E::wide([q, u64::from_le_bytes(xb)]) & code_mask;
-                out.put_run(i, j, &[u64::from(d.count_ones())]);
             }
-        }
+        });
     }
 
     /// [`stream`](Self::stream) for codes of four bytes: sixteen per register, counted by
@@ -333,12 +313,11 @@ impl<const VP: bool> Avx512<VP> {
     fn stream_dwords<E: WideExpr>(self, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
         let n = task.b_rows;
         let b = &task.b[..n * 4];
-        for i in 0..task.a_rows {
-            let q = &task.a[i * task.a_stride..i * task.a_stride + 4];
+        each_row!(E, task, out, b, 4, |i, q| {
             let q32 = u32::from_le_bytes(q.try_into().unwrap_or([0; 4]));
             // SAFETY: the value's features are present (see `Avx512`); the groups
             // read 64 bytes at `c * 4` for `c + 16 <= n`, inside `b` (`n * 4` bytes).
-            let done = unsafe {
+            unsafe {
                 let qv = V512(_mm512_set1_epi32(q32 as i32));
                 let src = Dwords::<E, VP> {
                     isa: self,
@@ -347,12 +326,7 @@ impl<const VP: bool> Avx512<VP> {
                     expr: std::marker::PhantomData,
                 };
                 emit(self, out, i, n, &src)
-            };
-            for j in done..n {
-                let x = u32::from_le_bytes(b[j * 4..j * 4 + 4].try_into().unwrap_or([0; 4]));
-                let d = E::wide([u64::from(q32), u64::from(x)]) & u64::from(u32::MAX);
-                out.put_run(i, j, &[u64::from(d.count_ones())]);
             }
-        }
+        });
     }
 }

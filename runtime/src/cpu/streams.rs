@@ -16,6 +16,26 @@ use crate::element::{Lanes, WideExpr};
 use crate::op::{PairOut, PairTask};
 use std::marker::PhantomData;
 
+/// The loop over the rows of `a` that every stream shape runs, written once (a macro, not a
+/// function taking a closure: a closure is not compiled with the features of the function it
+/// is inlined into). For row `$i` of `$task`, its code `$q` (`$bytes` bytes): `$emit` gives the
+/// codes of `$b` that the shape's groups wrote ([`emit`]), and the codes past them (fewer than a
+/// group) are counted one at a time ([`code_count`]) under `$expr`.
+macro_rules! each_row {
+    ($expr:ty, $task:ident, $out:ident, $b:ident, $bytes:expr, |$i:ident, $q:ident| $emit:expr) => {
+        for $i in 0..$task.a_rows {
+            let $q = &$task.a[$i * $task.a_stride..$i * $task.a_stride + $bytes];
+            let done: usize = $emit;
+            for j in done..$task.b_rows {
+                let code = &$b[j * $bytes..(j + 1) * $bytes];
+                $out.put_run($i, j, &[code_count::<$expr>($q, code)]);
+            }
+        }
+    };
+}
+#[cfg(target_arch = "x86_64")]
+pub(super) use each_row;
+
 /// The count of `E` over `q` against `code` (of the same length): the codes past a stream's
 /// registers, one at a time. Whole words, then the last bytes widened with zeros to a word and
 /// the expression's bits past them cleared.
@@ -85,8 +105,7 @@ pub(super) fn stream_words<I: Vector, E: WideExpr, const L: usize>(
     debug_assert!(L <= I::LANES && task.k * task.elem_size == L * 8);
     let (n, bytes) = (task.b_rows, L * 8);
     let b = &task.b[..n * bytes];
-    for i in 0..task.a_rows {
-        let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
+    each_row!(E, task, out, b, bytes, |i, q| {
         let src = Words::<I, E, L> {
             isa,
             b: b.as_ptr(),
@@ -95,11 +114,8 @@ pub(super) fn stream_words<I: Vector, E: WideExpr, const L: usize>(
         };
         // SAFETY: the groups read codes `c..c + 8` for `c + 8 <= n`, inside `b` (`n` codes,
         // checked by the slice).
-        let done = unsafe { emit(isa, out, i, n, &src) };
-        for j in done..n {
-            out.put_run(i, j, &[code_count::<E>(q, &b[j * bytes..(j + 1) * bytes])]);
-        }
-    }
+        unsafe { emit(isa, out, i, n, &src) }
+    });
 }
 
 /// Eight codes from `b`, each of `R` whole registers (`R` 0: `regs`, known at run time, the
@@ -237,8 +253,7 @@ pub(super) fn stream_long<I: Vector, E: WideExpr, const R: usize, const TAIL: bo
     let (regs, tail) = (bytes / width, bytes % width);
     debug_assert!(R <= 4 && (R == 0 || R == regs) && (tail != 0) == TAIL && regs > 0);
     let b = &task.b[..n * bytes];
-    for i in 0..task.a_rows {
-        let q = &task.a[i * task.a_stride..i * task.a_stride + bytes];
+    each_row!(E, task, out, b, bytes, |i, q| {
         let mut held = [isa.zero(); 4];
         for (t, h) in held.iter_mut().enumerate().take(R) {
             // SAFETY: register `t < R = regs` lies inside the query's `bytes` bytes (checked by
@@ -267,9 +282,6 @@ pub(super) fn stream_long<I: Vector, E: WideExpr, const R: usize, const TAIL: bo
         };
         // SAFETY: the groups read codes `c..c + 8` for `c + 8 <= n`, inside `b` (`n` codes of
         // `bytes` bytes, checked by the slice), and the query inside `q`.
-        let done = unsafe { emit(isa, out, i, n, &src) };
-        for j in done..n {
-            out.put_run(i, j, &[code_count::<E>(q, &b[j * bytes..(j + 1) * bytes])]);
-        }
-    }
+        unsafe { emit(isa, out, i, n, &src) }
+    });
 }
