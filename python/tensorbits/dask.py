@@ -35,8 +35,10 @@ __all__ = ["from_npy_files", "knn", "range_search"]
 
 
 def _natural(path):
-    """A sort key that puts ``shard_2.npy`` before ``shard_10.npy``."""
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", os.path.basename(path))]
+    """A sort key that puts ``shard_2.npy`` before ``shard_10.npy``: the path's runs of digits as
+    numbers, then the path itself (``shard_1`` before ``shard_01``)."""
+    parts = re.split(r"([0-9]+)", os.path.abspath(path))
+    return [int(p) if k % 2 else p for k, p in enumerate(parts)], path
 
 
 def _header(path):
@@ -56,12 +58,19 @@ def _header(path):
     return shape, dtype
 
 
-def _load(path, shape, dtype):
-    """The shard at ``path``, memory-mapped, as its header said when the graph was built."""
+def _stamp(path):
+    """What tells a file rewritten: its inode, size and time of change."""
+    st = os.stat(path)
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _load(path, shape, dtype, stamp):
+    """The shard at ``path``, memory-mapped, the file it was when the graph was built."""
+    now = _stamp(path)
     m = np.load(path, mmap_mode="r", allow_pickle=False)
-    if m.shape != shape or m.dtype != dtype:
-        raise ValueError(f"{path} changed after it was opened: now {m.shape} {m.dtype}, "
-                         f"was {shape} {dtype}")
+    if now != stamp or m.shape != shape or m.dtype != dtype:
+        raise ValueError(f"{path} changed after it was opened ({shape} {dtype} then, "
+                         f"{m.shape} {m.dtype} now): make the array again")
     return m
 
 
@@ -76,20 +85,23 @@ def from_npy_files(paths):
     Parameters
     ----------
     paths : str, os.PathLike or sequence of them
-        A directory (its ``*.npy`` files in natural order: ``shard_2.npy`` before
-        ``shard_10.npy``), a glob pattern (its matches in the same order), or the files, in
-        the order given. A shard's rows are numbered after those of the files before it.
+        A file, a directory (its ``*.npy`` files in natural order: ``shard_2.npy`` before
+        ``shard_10.npy``), a glob pattern (its matches in the same order, by their whole
+        paths), or the files, in the order given. A shard's rows are numbered after those of the files before it.
 
     Returns
     -------
     dask.array.Array
         ``[N, K]``, chunked by file. Every file must hold 2-D codes of one dtype and width;
         anything else raises ``ValueError`` naming the file (``OSError`` where a file cannot be
-        read), before any work.
+        read), before any work. A file rewritten after the array was made (another inode,
+        size or time) raises ``ValueError`` when a task reads it.
     """
     if isinstance(paths, (str, os.PathLike)):
         where = os.fspath(paths)
-        if os.path.isdir(where):
+        if os.path.isfile(where):
+            files = [where]
+        elif os.path.isdir(where):
             files = sorted(glob.glob(os.path.join(glob.escape(where), "*.npy")), key=_natural)
             if not files:
                 raise ValueError(f"{where}: no .npy files in this directory")
@@ -109,10 +121,11 @@ def from_npy_files(paths):
         elif (shape[1], dt) != (width, dtype):
             raise ValueError(f"{f}: codes [{shape[0]}, {shape[1]}] {dt}, where {files[0]} holds "
                              f"[.., {width}] {dtype}: the shards must agree")
-        # The task's key changes with the file, so that a cached result is never stale.
-        stat = os.stat(f)
-        key = "npy-" + dask.base.tokenize(os.path.abspath(f), stat.st_mtime_ns, stat.st_size)
-        part = dask.delayed(_load, pure=True)(f, shape, dt, dask_key_name=key)
+        # Workers may run elsewhere than here: the path whole. The task's key changes with the
+        # file, so that a cached result is never stale.
+        f, stamp = os.path.abspath(f), _stamp(f)
+        key = "npy-" + dask.base.tokenize(f, stamp)
+        part = dask.delayed(_load, pure=True)(f, shape, dt, stamp, dask_key_name=key)
         chunks.append(da.from_delayed(part, shape, dt))
     return da.concatenate(chunks, axis=0)
 

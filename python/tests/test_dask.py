@@ -188,14 +188,19 @@ def test_the_readme_snippet_runs_on_a_stack_of_npy_shards(tbd, tmp_path):
 
 def test_np_save_shards_are_searched_where_they_lie(client, tbd, tmp_path):
     rng = np.random.default_rng(13)
-    codes, q = _tied(rng, 1500), _tied(rng, 7)
+    codes, q = _tied(rng, 4500).reshape(1500, 3), _tied(rng, 21).reshape(7, 3)
     # Uneven shards, one empty and one in Fortran order, named so that only a natural sort
-    # ("2" before "10") gives the rows' order.
-    cuts = [0, 5, 5, 700, 701, 1500]
+    # ("4" before "12") gives the rows' order.
+    cuts = [0, 5, 5, 700, 800, 1500]
     for j, (s, e) in enumerate(zip(cuts, cuts[1:])):
         part = codes[s:e] if j != 3 else np.asfortranarray(codes[s:e])
         np.save(tmp_path / f"shard_{j * 4}.npy", part)
+    fortran = np.load(tmp_path / "shard_12.npy", mmap_mode="r")
+    assert fortran.flags.f_contiguous and not fortran.flags.c_contiguous
     files = sorted(tmp_path.glob("*.npy"), key=lambda p: int(p.stem.split("_")[1]))
+    # Each chunk is the file mapped, not read (the empty shard makes no chunk).
+    chunk = tbd.from_npy_files(tmp_path).blocks[1].compute(scheduler="sync")
+    assert isinstance(chunk, np.memmap) and np.array_equal(chunk, codes[5:700])
     want = tb.knn(q, codes, 40)
     want_r = tb.range_search(q, codes, 3)
     for source in (tmp_path, str(tmp_path / "shard_*.npy"), files):
@@ -233,9 +238,16 @@ def test_np_save_shards_that_do_not_fit_raise_naming_the_file(tbd, tmp_path):
         with pytest.raises(ValueError, match=message):
             tbd.from_npy_files(tmp_path)
     (tmp_path / "b.npy").unlink()
-    # A shard rewritten between building the graph and running it is an error, not a search of
-    # other rows than the graph numbered.
-    b = tbd.from_npy_files(tmp_path)
-    np.save(tmp_path / "a.npy", np.zeros((5, 8), np.uint8))
-    with pytest.raises(ValueError, match="changed after it was opened"):
-        tbd.knn(np.zeros((1, 8), np.uint8), b, 2)[0].compute(scheduler="sync")
+    # A file named alone is read, though its name is also a glob pattern.
+    odd = tmp_path / "[a].npy"
+    np.save(odd, np.ones((3, 8), np.uint8))
+    assert tbd.from_npy_files(odd).shape == (3, 8)
+    odd.unlink()
+    # A shard rewritten between building the graph and running it, of another shape or of the
+    # same, is an error, not a search of other rows than the graph numbered.
+    q = np.zeros((1, 8), np.uint8)
+    for rows in (5, 4):
+        b = tbd.from_npy_files(tmp_path)
+        np.save(tmp_path / "a.npy", np.full((rows, 8), 255, np.uint8))
+        with pytest.raises(ValueError, match="changed after it was opened"):
+            tbd.knn(q, b, 2)[0].compute(scheduler="sync")

@@ -278,7 +278,8 @@ impl GpuExecutor {
                         });
                     }
                     // Read back (8 bytes a hit) and kept by row (12 bytes a hit).
-                    held.take(total as usize * 20)?;
+                    let hits = total as usize;
+                    held.take(hits.saturating_mul(20))?;
                     let offs_buf = self.storage_buffer(
                         "tensorbits range offsets",
                         offs.len() * 4,
@@ -287,7 +288,13 @@ impl GpuExecutor {
                     // Fill passes over runs of slots whose hits fit one binding.
                     let cap = (self.limits.max_binding.min(TILE_BYTES) / 8).max(block);
                     let mut first = 0usize;
-                    let mut hits_host: Vec<u32> = Vec::with_capacity(2 * total as usize);
+                    let mut hits_host: Vec<u32> = Vec::new();
+                    hits_host
+                        .try_reserve_exact(hits.saturating_mul(2))
+                        .map_err(|_| Error::AllocationFailed {
+                            tensor: "range_search hits".to_owned(),
+                            bytes: hits.saturating_mul(8),
+                        })?;
                     while first < slots {
                         let base = offsets[first];
                         let mut end = first;
@@ -329,14 +336,18 @@ impl GpuExecutor {
                 }
             }
             let kept: usize = found.iter().map(|(idx, _)| idx.len()).sum();
-            let bytes = kept * (8 + es);
+            let bytes = kept.saturating_mul(8 + es);
             held.take(bytes)?;
             let refused = |_| Error::AllocationFailed {
                 tensor: "range_search hits".to_owned(),
                 bytes,
             };
+            // Amortized: row after row of tiles extends the results.
             result.indices.try_reserve(kept).map_err(refused)?;
-            result.values.try_reserve(kept * es).map_err(refused)?;
+            result
+                .values
+                .try_reserve(kept.saturating_mul(es))
+                .map_err(refused)?;
             for (r, (idx, vals)) in found.into_iter().enumerate() {
                 result.indices.extend_from_slice(&idx);
                 for v in vals {
