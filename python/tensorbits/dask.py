@@ -26,6 +26,7 @@ import tensorbits as _tb
 try:
     import dask
     import dask.array as da
+    import dask.sizeof
 except ImportError:  # pragma: no cover - the message is the point
     raise ImportError(
         "tensorbits.dask needs dask: pip install 'tensorbits[dask]' (or 'dask[array]')"
@@ -64,6 +65,29 @@ def _stamp(path):
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
+class _Shard(np.memmap):
+    """A shard's whole file, mapped. Pickled (to move it to another worker, or to spill it) it is
+    its path, which the other side maps again, not its bytes; and dask counts it as those few
+    bytes, not the file's, whose pages are the system's file cache. A view of part of it, or in
+    another layout, is an array like any other."""
+
+    _tb_file = None
+
+    def _whole(self):
+        """The arguments of the :func:`_load` that made this array, if it is still that view."""
+        file = self._tb_file
+        if file is None:
+            return None
+        (path, shape, dtype, stamp), (data, strides) = file
+        same = (self.shape == shape and self.dtype == dtype and self.strides == strides
+                and self.__array_interface__["data"][0] == data)
+        return (path, shape, dtype, stamp) if same else None
+
+    def __reduce__(self):
+        whole = self._whole()
+        return (_load, whole) if whole else np.asarray(self).__reduce__()
+
+
 def _load(path, shape, dtype, stamp):
     """The shard at ``path``, memory-mapped, the file it was when the graph was built."""
     now = _stamp(path)
@@ -71,7 +95,16 @@ def _load(path, shape, dtype, stamp):
     if now != stamp or m.shape != shape or m.dtype != dtype:
         raise ValueError(f"{path} changed after it was opened ({shape} {dtype} then, "
                          f"{m.shape} {m.dtype} now): make the array again")
-    return m
+    shard = m.view(_Shard)
+    layout = (shard.__array_interface__["data"][0], shard.strides)
+    shard._tb_file = ((path, shape, dtype, stamp), layout)
+    return shard
+
+
+@dask.sizeof.sizeof.register(_Shard)
+def _sizeof_shard(x):
+    whole = x._whole()
+    return x.nbytes if whole is None else 64 + len(whole[0])
 
 
 def from_npy_files(paths):
