@@ -35,6 +35,14 @@ def test_knn_over_more_than_128_mib_of_codes(gpu, big_rng):
     dc, ic = tb.knn(q, db, 5)
     np.testing.assert_array_equal(dg, dc)
     np.testing.assert_array_equal(ig, ic)
+    # Range search over the same codes: its tiles' count and fill passes, past 65,535 workgroups
+    # a dispatch, with few hits and with about half of all pairs.
+    q[1] = db[4_000_001]
+    for radius in (100, 128):
+        got, want = tb.range_search(q, db, radius, device=gpu), tb.range_search(q, db, radius)
+        for x, y in zip(got, want):
+            np.testing.assert_array_equal(x, y)
+    assert 4_000_001 in got[2][got[0][1]:got[0][2]]
 
 
 def test_similarity_over_more_than_128_mib_of_fingerprints(gpu, big_rng):

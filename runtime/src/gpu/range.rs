@@ -336,18 +336,9 @@ impl GpuExecutor {
                 }
             }
             let kept: usize = found.iter().map(|(idx, _)| idx.len()).sum();
-            let bytes = kept.saturating_mul(8 + es);
-            held.take(bytes)?;
-            let refused = |_| Error::AllocationFailed {
-                tensor: "range_search hits".to_owned(),
-                bytes,
-            };
+            held.take(kept.saturating_mul(8 + es))?;
             // Amortized: row after row of tiles extends the results.
-            result.indices.try_reserve(kept).map_err(refused)?;
-            result
-                .values
-                .try_reserve(kept.saturating_mul(es))
-                .map_err(refused)?;
+            reserve_hits(&mut result, kept)?;
             for (r, (idx, vals)) in found.into_iter().enumerate() {
                 result.indices.extend_from_slice(&idx);
                 for v in vals {
@@ -360,26 +351,42 @@ impl GpuExecutor {
     }
 }
 
-/// The bytes a range search takes for its hits as it goes, checked against the memory the
-/// machine can give once [`CHECK_EVERY`] of them have been taken since the last check (as the
-/// CPU's range search checks its lists): a search with more hits than fit ends in
-/// [`Error::AllocationFailed`], never in the out-of-memory killer.
+/// The bytes a range search holds for its hits, checked against the memory the machine can give
+/// each time [`CHECK_EVERY`] more have been taken, all of them at once (as the CPU's range search
+/// checks its lists): a search with more hits than fit ends in [`Error::AllocationFailed`],
+/// never in the out-of-memory killer. The ratio ops' range search takes its hits through it too.
 #[derive(Default)]
-struct Held {
-    unchecked: usize,
+pub(super) struct Held {
+    held: usize,
+    checked: usize,
 }
 
 /// Bytes of hits taken between two checks of the machine's memory.
 const CHECK_EVERY: usize = 64 << 20;
 
 impl Held {
-    /// Takes `bytes` more, about to be allocated.
-    fn take(&mut self, bytes: usize) -> Result<()> {
-        self.unchecked = self.unchecked.saturating_add(bytes);
-        if self.unchecked >= CHECK_EVERY {
-            crate::alloc::check_allocation(self.unchecked, "range_search hits")?;
-            self.unchecked = 0;
+    /// Takes `bytes` more.
+    pub(super) fn take(&mut self, bytes: usize) -> Result<()> {
+        self.held = self.held.saturating_add(bytes);
+        if self.held >= self.checked.saturating_add(CHECK_EVERY) {
+            crate::alloc::check_allocation(self.held, "range_search hits")?;
+            self.checked = self.held;
         }
         Ok(())
     }
+}
+
+/// Room in `result` for `hits` more hits (their indices and values), or the error that says the
+/// memory cannot be had.
+pub(super) fn reserve_hits(result: &mut RangeResult, hits: usize) -> Result<()> {
+    let es = result.value_type.size();
+    let refused = |_| Error::AllocationFailed {
+        tensor: "range_search hits".to_owned(),
+        bytes: hits.saturating_mul(8 + es),
+    };
+    result.indices.try_reserve(hits).map_err(refused)?;
+    result
+        .values
+        .try_reserve(hits.saturating_mul(es))
+        .map_err(refused)
 }

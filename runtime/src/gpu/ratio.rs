@@ -6,6 +6,7 @@
 //! rounded division, and floats on the device are moved as bits, never computed. Only the counts
 //! come back, and only the results go out.
 
+use super::range::{Held, reserve_hits};
 use super::{GpuExecutor, GpuInput, GpuRegion, Source, check_region};
 use crate::DataType;
 use crate::api::dynamic::{RangeResult, range_plan};
@@ -426,34 +427,19 @@ impl GpuExecutor {
         }
         // Each row's hits, which the parts of `b` extend in index order.
         let mut found: Vec<Vec<(i64, u64)>> = vec![Vec::new(); m];
-        let (mut held, mut checked) = (0usize, 0usize);
+        let mut held = Held::default();
         self.ratio_tiles(op, call, inputs, out_dtype, &terms, usize::MAX, |p| {
             let hits = p.res.iter().enumerate().filter(|(_, key)| **key < limit);
             let list = &mut found[p.i];
             let before = list.capacity();
             list.extend(hits.map(|(j, &key)| ((p.j0 + j) as i64, key)));
-            held += (list.capacity() - before) * size_of::<(i64, u64)>();
-            // The hits' bytes, checked against the memory the machine can give as they grow
-            // (as the CPU's range search checks them).
-            if held >= checked + (64 << 20) {
-                crate::alloc::check_allocation(held, "range_search hits")?;
-                checked = held;
-            }
-            Ok(())
+            held.take((list.capacity() - before) * size_of::<(i64, u64)>())
         })?;
         let es = out_dtype.size();
         let total: usize = found.iter().map(Vec::len).sum();
-        let bytes = total.saturating_mul(8 + es);
-        crate::alloc::check_allocation(bytes, "range_search hits")?;
-        let refused = |_| Error::AllocationFailed {
-            tensor: "range_search hits".to_owned(),
-            bytes,
-        };
-        result.indices.try_reserve_exact(total).map_err(refused)?;
-        result
-            .values
-            .try_reserve_exact(total * es)
-            .map_err(refused)?;
+        crate::alloc::check_allocation(total.saturating_mul(8 + es), "range_search hits")?;
+        // Empty: room for exactly `total`.
+        reserve_hits(&mut result, total)?;
         for (i, hits) in found.into_iter().enumerate() {
             for (j, key) in hits {
                 result.indices.push(j);
