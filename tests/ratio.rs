@@ -493,6 +493,15 @@ fn ratio_ops_refuse_integer_outputs_and_what_they_cannot_rank() {
     assert_eq!(hits.values, 1.0f64.to_le_bytes());
 }
 
+/// The region of the whole of `buffer`, described by `desc`.
+fn region(buffer: &tensorbits::wgpu::Buffer, desc: TensorDesc) -> tensorbits::GpuRegion<'_> {
+    tensorbits::GpuRegion {
+        buffer,
+        offset: 0,
+        desc,
+    }
+}
+
 /// The GPU's results are the CPU's, bit for bit: all pairs, knn (ties, every `k`) and range
 /// search, each ratio op, both output types, valid bits in both orders, empty rows; on a device
 /// with lowered limits (tiles of a few codes, dispatches split in two dimensions) and with the
@@ -500,7 +509,7 @@ fn ratio_ops_refuse_integer_outputs_and_what_they_cannot_rank() {
 /// error: a command encoder to record into, an output without `COPY_DST`.
 #[test]
 fn the_gpu_gives_the_cpus_ratio_results() {
-    use tensorbits::{GpuInput, GpuRegion};
+    use tensorbits::GpuInput;
     let devices = [common::gpu::gpu(), common::gpu::small_gpu()];
     let mut rng = Rng(977);
     for (g, limits) in devices.iter().zip(["default", "small"]) {
@@ -525,16 +534,8 @@ fn the_gpu_gives_the_cpus_ratio_results() {
                 g.storage_buffer("a", a.len(), &a).unwrap(),
                 g.storage_buffer("b", b.len(), &b).unwrap(),
             );
-            let ra = GpuRegion {
-                buffer: &ba,
-                offset: 0,
-                desc: da,
-            };
-            let rb = GpuRegion {
-                buffer: &bb,
-                offset: 0,
-                desc: db,
-            };
+            let ra = region(&ba, da);
+            let rb = region(&bb, db);
             let cpu_inputs = [Input::Bytes(&da, &a), Input::Bytes(&db, &b)];
             let calls = [
                 Call::default(),
@@ -561,11 +562,7 @@ fn the_gpu_gives_the_cpus_ratio_results() {
                     let mut want = vec![0u8; m * n * out.size()];
                     tensorbits::execute(op, call, &cpu_inputs, &od, &mut want).unwrap();
                     let ob = g.storage_buffer("out", want.len(), &[]).unwrap();
-                    let ro = GpuRegion {
-                        buffer: &ob,
-                        offset: 0,
-                        desc: od,
-                    };
+                    let ro = region(&ob, od);
                     let ins = [GpuInput::Region(ra), GpuInput::Region(rb)];
                     g.execute(op, call, &ins, &ro, None)
                         .unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -583,18 +580,7 @@ fn the_gpu_gives_the_cpus_ratio_results() {
                         knn(op, call, &cpu_inputs, kk, (&dd, &mut dist), (&id, &mut idx)).unwrap();
                         let gd = g.storage_buffer("dist", dist.len(), &[]).unwrap();
                         let gi = g.storage_buffer("idx", idx.len(), &[]).unwrap();
-                        let outs = (
-                            &GpuRegion {
-                                buffer: &gd,
-                                offset: 0,
-                                desc: dd,
-                            },
-                            &GpuRegion {
-                                buffer: &gi,
-                                offset: 0,
-                                desc: id,
-                            },
-                        );
+                        let outs = (&region(&gd, dd), &region(&gi, id));
                         g.knn(op, call, [&ra, &rb], kk, outs, None)
                             .unwrap_or_else(|e| panic!("{what} k={kk}: {e}"));
                         let got_d = g.read_bytes(&gd, 0, dist.len() as u64).unwrap();
@@ -636,16 +622,8 @@ fn the_gpu_gives_the_cpus_ratio_results() {
             g.storage_buffer("a", a.len(), &a).unwrap(),
             g.storage_buffer("b", b.len(), &b).unwrap(),
         );
-        let ra = GpuRegion {
-            buffer: &ba,
-            offset: 0,
-            desc: da,
-        };
-        let rb = GpuRegion {
-            buffer: &bb,
-            offset: 0,
-            desc: db,
-        };
+        let ra = region(&ba, da);
+        let rb = region(&bb, db);
         let cpu_inputs = [Input::Bytes(&da, &a), Input::Bytes(&db, &b)];
         let call = Call {
             bits: Some(8 * k - 3),
@@ -656,11 +634,7 @@ fn the_gpu_gives_the_cpus_ratio_results() {
             let mut want = vec![0u8; m * n * 4];
             tensorbits::execute(op, &call, &cpu_inputs, &od, &mut want).unwrap();
             let ob = g.storage_buffer("out", want.len(), &[]).unwrap();
-            let ro = GpuRegion {
-                buffer: &ob,
-                offset: 0,
-                desc: od,
-            };
+            let ro = region(&ob, od);
             let ins = [GpuInput::Region(ra), GpuInput::Region(rb)];
             g.execute(op, &call, &ins, &ro, None).unwrap();
             assert!(
@@ -687,18 +661,10 @@ fn the_gpu_gives_the_cpus_ratio_results() {
     let d = TensorDesc::new(DataType::U8, &[2, 1]).unwrap();
     let codes = [0b1111_0000u8, 3];
     let b = g.storage_buffer("a", 2, &codes).unwrap();
-    let r = GpuRegion {
-        buffer: &b,
-        offset: 0,
-        desc: d,
-    };
+    let r = region(&b, d);
     let od = TensorDesc::new(DataType::F32, &[2, 2]).unwrap();
     let ob = g.storage_buffer("out", 16, &[0xA5; 16]).unwrap();
-    let ro = GpuRegion {
-        buffer: &ob,
-        offset: 0,
-        desc: od,
-    };
+    let ro = region(&ob, od);
     let ins = [GpuInput::Region(r), GpuInput::Region(r)];
     let mut enc = g.device().create_command_encoder(&Default::default());
     let e = g
@@ -716,11 +682,7 @@ fn the_gpu_gives_the_cpus_ratio_results() {
             usage: tensorbits::wgpu::BufferUsages::STORAGE,
             mapped_at_creation: false,
         });
-    let ro = GpuRegion {
-        buffer: &storage_only,
-        offset: 0,
-        desc: od,
-    };
+    let ro = region(&storage_only, od);
     let e = g
         .execute(op, &Call::default(), &ins, &ro, None)
         .unwrap_err();
