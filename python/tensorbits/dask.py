@@ -120,7 +120,8 @@ def from_npy_files(paths):
     paths : str, os.PathLike or sequence of them
         A file, a directory (its ``*.npy`` files in natural order: ``shard_2.npy`` before
         ``shard_10.npy``), a glob pattern (its matches in the same order, by their whole
-        paths), or the files, in the order given. A shard's rows are numbered after those of the files before it.
+        paths), or the files, in the order given. A shard's rows are numbered after those of
+        the files before it.
 
     Returns
     -------
@@ -148,6 +149,8 @@ def from_npy_files(paths):
             raise ValueError("from_npy_files: no files given")
     chunks, width, dtype = [], None, None
     for f in files:
+        # The stamp before the header: a file rewritten between them is seen when it is mapped.
+        stamp = _stamp(f)
         shape, dt = _header(f)
         if dtype is None:
             width, dtype = shape[1], dt
@@ -156,7 +159,7 @@ def from_npy_files(paths):
                              f"[.., {width}] {dtype}: the shards must agree")
         # Workers may run elsewhere than here: the path whole. The task's key changes with the
         # file, so that a cached result is never stale.
-        f, stamp = os.path.abspath(f), _stamp(f)
+        f = os.path.abspath(f)
         key = "npy-" + dask.base.tokenize(f, stamp)
         part = dask.delayed(_load, pure=True)(f, shape, dt, stamp, dask_key_name=key)
         chunks.append(da.from_delayed(part, shape, dt))
