@@ -16,7 +16,8 @@ use crate::element::{Lanes, WideExpr};
 use crate::op::{PairOut, PairTask};
 use std::marker::PhantomData;
 
-/// The loop over the rows of `a` that every stream shape runs, written once (a macro, not a
+/// The loop over the rows of `a` that the stream shapes run (all but the AVX-512 windows, which
+/// say why), written once (a macro, not a
 /// function taking a closure: a closure is not compiled with the features of the function it
 /// is inlined into). For row `$i` of `$task`, its code `$q` (`$bytes` bytes): `$emit` gives the
 /// codes of `$b` that the shape's groups wrote ([`emit`]), and the codes past them (fewer than a
