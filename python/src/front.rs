@@ -1,19 +1,19 @@
-//! Builtin front ends: `hamming_cdist` and `binary_dot` are functions of this module, so that the
-//! call a loop makes most (plain matrices, default keywords) costs one builtin call and no Python
-//! frame (a frame and its keyword checks took about 95 ns, a tenth of a call on ten queries
-//! against a thousand 8-byte codes). Any other call goes on to the Python layer's general path,
-//! `tensorbits._pairwise`, which gives the results and the errors; the Python layer gives the
+//! Builtin front ends: `hamming_cdist`, `binary_dot`, the similarities and `knn` are functions of
+//! this module, so that the call a loop makes most (plain matrices, default keywords) costs one
+//! builtin call and no Python frame: a frame and its keyword checks cost more than a small call's
+//! search. Any other call goes on to the Python layer's general path (`tensorbits._pairwise`,
+//! `tensorbits._knn`), which gives the results and the errors; the Python layer gives the
 //! builtins their docstrings ([`with_doc`]).
 
 use std::ffi::CString;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyInt, PyString};
 
-use crate::plain::pair_plain;
+use crate::plain::{knn_plain, pair_plain};
 
 /// A keyword argument as the caller gave it, or `None` where it was left out (the documented
 /// default then applies), so that the general path sees exactly what was passed.
@@ -187,6 +187,93 @@ macro_rules! similarity_fronts {
 }
 
 similarity_fronts!(binary_dot tanimoto dice);
+
+/// The index of the op a knn front names: `hamming_cdist` where `op` is left out, else the op
+/// of that name, found once per name; `None` where `op` is not a string or names no op (the
+/// general path then says why).
+fn knn_op(op: &Given<'_>) -> Option<usize> {
+    static HAMMING: OnceLock<usize> = OnceLock::new();
+    static NAMED: Mutex<Vec<(String, usize)>> = Mutex::new(Vec::new());
+    let Some(op) = &op.0 else {
+        return index(&HAMMING, "hamming_cdist").ok();
+    };
+    let name = op.cast_exact::<PyString>().ok()?.to_str().ok()?;
+    let mut named = NAMED.lock().ok()?;
+    if let Some(&(_, i)) = named.iter().find(|(n, _)| n == name) {
+        return Some(i);
+    }
+    let i = crate::op_index(name).ok()?;
+    named.push((name.to_owned(), i));
+    Some(i)
+}
+
+/// A count as the plain path takes it: a Python `int` (not a `bool`) from 0 to `i64::MAX`.
+fn plain_count(v: &Bound<'_, PyAny>) -> Option<usize> {
+    let v = v.cast_exact::<PyInt>().ok()?.extract::<u64>().ok()?;
+    (v <= i64::MAX as u64).then(|| usize::try_from(v).ok())?
+}
+
+/// `tensorbits.knn` (its docstring is the Python layer's): the plain call (numpy codes, the
+/// default keywords, any op by name) in Rust, anything else the Python layer's `_knn`, which also
+/// runs a plain call that failed, so that its error names the function's arguments.
+#[pyfunction]
+#[pyo3(
+    signature = (a, b, /, k, *, op=Given(None), largest=Given(None), bits=Given(None),
+                 bitorder=Given(None), dtype=Given(None), device=Given(None), level=Given(None),
+                 id_offset=Given(None)),
+    text_signature = "(a, b, /, k, *, op='hamming_cdist', largest=None, bits=None, \
+                      bitorder='big', dtype=None, device='auto', level=None, id_offset=0)"
+)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn knn<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    k: &Bound<'py, PyAny>,
+    op: Given<'py>,
+    largest: Given<'py>,
+    bits: Given<'py>,
+    bitorder: Given<'py>,
+    dtype: Given<'py>,
+    device: Given<'py>,
+    level: Given<'py>,
+    id_offset: Given<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let defaults = largest.is_none()
+        && bits.is_none()
+        && dtype.is_none()
+        && level.is_none()
+        && device.is_default("auto")
+        && bitorder.is_default("big")
+        && id_offset
+            .0
+            .as_ref()
+            .is_none_or(|v| plain_count(v) == Some(0));
+    if defaults
+        && let Some(count) = plain_count(k)
+        && let Some(index) = knn_op(&op)
+        && let Ok(Some(result)) = knn_plain(py, index, a, b, count, None, None, None, "big")
+    {
+        return Ok(result.into_pyobject(py)?.into_any());
+    }
+    let kwargs = PyDict::new(py);
+    for (name, v) in [
+        ("op", op),
+        ("largest", largest),
+        ("bits", bits),
+        ("bitorder", bitorder),
+        ("dtype", dtype),
+        ("device", device),
+        ("level", level),
+        ("id_offset", id_offset),
+    ] {
+        if let Some(v) = v.0 {
+            kwargs.set_item(name, v)?;
+        }
+    }
+    let general = py.import("tensorbits")?.getattr("_knn")?;
+    general.call((a, b, k), Some(&kwargs))
+}
 
 /// A copy of the builtin `f` (one of this module's functions) with the docstring `doc` and the
 /// module name `module`: the Python layer writes the docstrings (with the paragraphs its

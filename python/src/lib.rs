@@ -478,12 +478,13 @@ fn execute(
     }
 }
 
-/// knn of the pairwise sum op named `op`: the `k` nearest rows of `b` for each row of `a`, as
-/// `(distances, indices)` numpy arrays, and the axes along which both must be presented reversed.
+/// knn of the pairwise sum op named `op`, for the general path (`knn` is the front): the `k`
+/// nearest rows of `b` for each row of `a`, as `(distances, indices)` numpy arrays, and the axes
+/// along which both must be presented reversed.
 #[pyfunction]
 #[pyo3(signature = (op, a, b, k, out_dtype, device, level, largest=None, bits=None, bitorder="big"))]
 #[allow(clippy::too_many_arguments)]
-fn knn<'py>(
+fn knn_any<'py>(
     py: Python<'py>,
     op: Bound<'py, PyAny>,
     a: Bound<'py, PyAny>,
@@ -644,11 +645,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(front::binary_dot, m)?)?;
     m.add_function(wrap_pyfunction!(front::tanimoto, m)?)?;
     m.add_function(wrap_pyfunction!(front::dice, m)?)?;
+    m.add_function(wrap_pyfunction!(front::knn, m)?)?;
     m.add_function(wrap_pyfunction!(front::with_doc, m)?)?;
     m.add_function(wrap_pyfunction!(op_index, m)?)?;
     m.add_function(wrap_pyfunction!(binary::binarize, m)?)?;
     m.add_function(wrap_pyfunction!(binary::rescore, m)?)?;
-    m.add_function(wrap_pyfunction!(knn, m)?)?;
+    m.add_function(wrap_pyfunction!(knn_any, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_name, m)?)?;
     m.add_function(wrap_pyfunction!(check_allocation, m)?)?;
     m.add_function(wrap_pyfunction!(ops, m)?)?;

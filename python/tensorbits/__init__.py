@@ -799,18 +799,42 @@ _pair_plain = _native.pair_plain
 _knn_plain = _native.knn_plain
 
 
+_UNSIGNED_OPS = None
+
+
+def _unsigned_ops():
+    """The indices of the ops that count bits of unsigned codes only, looked up once."""
+    global _UNSIGNED_OPS
+    if _UNSIGNED_OPS is None:
+        _UNSIGNED_OPS = frozenset(_op_index(n) for n in ("binary_dot", "tanimoto", "dice"))
+    return _UNSIGNED_OPS
+
+
 def _unsigned_codes(index, a, b):
     """int8 to int64 codes (sentence-transformers' ``precision="binary"`` is int8) as the unsigned
     type of their width for an op that counts bits of unsigned codes only (``binary_dot`` and the
-    similarities): the
-    stored bits are the same, and only they count."""
-    if index not in (_op_index("binary_dot"), _op_index("tanimoto"), _op_index("dice")):
+    similarities): the stored bits are the same, and only they count."""
+    if index not in _unsigned_ops():
         return a, b
     def view(x):
         if isinstance(x, np.ndarray) and x.dtype.kind == "i":
             return x.view(f"u{x.dtype.itemsize}")
         return x
     return view(a), view(b)
+
+
+def _plain_codes(index, a, b):
+    """Whether ``a`` and ``b`` go to Rust as they are: numpy arrays (no subclass) of integer
+    codes in C order and native byte order, which the op need not view as unsigned."""
+    if type(a) is not np.ndarray or type(b) is not np.ndarray:
+        return False
+    ka, kb = a.dtype.kind, b.dtype.kind
+    if ka not in ("u", "i") or kb not in ("u", "i"):
+        return False
+    if (ka == "i" or kb == "i") and index in _unsigned_ops():
+        return False
+    return (a.flags.c_contiguous and b.flags.c_contiguous and a.dtype.isnative
+            and b.dtype.isnative)
 
 
 def _pairwise(index, name, a, b, out, dtype, device, level, bits, bitorder):
@@ -1068,7 +1092,9 @@ class Database:
         q, _ = _unsigned_codes(self._index, q, q)
         if q.ndim != 2:
             raise ValueError(f"queries: expected an [M, K] array, got shape {q.shape}")
-        return np.require(q, q.dtype.newbyteorder("="), ["C", "A"]), largest
+        if not (q.flags.c_contiguous and q.flags.aligned and q.dtype.isnative):
+            q = np.require(q, q.dtype.newbyteorder("="), ["C", "A"])
+        return q, largest
 
     def knn(self, queries, k, /, *, largest=None, dtype=None, bits=None, bitorder="big"):
         """The ``k`` best rows for each query, as ``tb.knn(queries, codes, k, op=...)`` gives
@@ -1152,16 +1178,19 @@ def _database_op(db, op, device):
         raise ValueError(f"device={device!r}: a Database runs on the CPU")
 
 
-def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="big", dtype=None,
-        device="auto", level=None, id_offset=0):
+def _knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="big", dtype=None,
+         device="auto", level=None, id_offset=0):
+    # The general path of the builtin front `_native.knn`, which runs the plain call itself (numpy
+    # codes, the default keywords) and gives everything else, or a plain call that failed, to this
+    # function with the keywords as given.
     k = _count(k, "k")
     id_offset = _count(id_offset, "id_offset")
     if id_offset:
         # The rows of b are below N: the last index, N - 1 + id_offset, must fit an int64.
         if id_offset > 2**63 - 1 - max(_rows(b) - 1, 0):
             raise ValueError(f"id_offset = {id_offset} takes the indices past int64")
-        d, i = knn(a, b, k, op=op, largest=largest, bits=bits, bitorder=bitorder, dtype=dtype,
-                   device=device, level=level)
+        d, i = _knn(a, b, k, op=op, largest=largest, bits=bits, bitorder=bitorder, dtype=dtype,
+                    device=device, level=level)
         i += id_offset
         return d, i
     if not isinstance(op, str):
@@ -1188,14 +1217,14 @@ def knn(a, b, /, k, *, op="hamming_cdist", largest=None, bits=None, bitorder="bi
     if not isinstance(device, str):
         raise TypeError(f"device: expected \"cpu\", \"gpu\" or \"auto\", got {type(device).__name__}")
     try:
-        d, i, flips = _native.knn(index, a, b, k, _dtype_name(dtype), device, level, largest,
+        d, i, flips = _native.knn_any(index, a, b, k, _dtype_name(dtype), device, level, largest,
                                   bits, bitorder)
     except _ERRORS as e:
         raise _renamed(e, index, ("a", "b"), None)
     return _present(d, flips, wrap), _present(i, flips, wrap)
 
 
-_named(knn, "knn", f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamming distance: exact search.
+knn = _native.with_doc(_native.knn, _doc(f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamming distance: exact search.
 
     The same results as FAISS's ``IndexBinaryFlat.search`` and ``knn_hamming``, ties included,
     and the same on the CPU and the GPU, bit for bit.
@@ -1255,11 +1284,23 @@ _named(knn, "knn", f"""The ``k`` rows of ``b`` nearest each row of ``a`` in Hamm
     array([[1, 1, 2]], dtype=uint32)
     >>> i
     array([[1, 2, 0]])
-    """)
+    """), __name__)
 
 
 def range_search(a, b, /, threshold, *, op="hamming_cdist", largest=None, bits=None,
                  bitorder="big", dtype=None, device="auto"):
+    # The common call straight into Rust, as knn's; the checked path raises its errors.
+    if (type(op) is str and largest is None and bits is None and dtype is None
+            and type(device) is str and type(bitorder) is str and bitorder == "big"
+            and (type(threshold) is float and threshold == threshold
+                 or type(threshold) is int and -2**53 <= threshold <= 2**53)):
+        index = _OP_INDEX.get(op)
+        if index is not None and _plain_codes(index, a, b):
+            try:
+                return _native.range_plain(index, a, b, float(threshold), None, None, None,
+                                           "big", device)
+            except _ERRORS:
+                pass
     if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
         raise TypeError(f"threshold: expected a real number, got {type(threshold).__name__}")
     if isinstance(threshold, (int, np.integer)) and abs(int(threshold)) > 2**53:

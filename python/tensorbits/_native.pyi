@@ -26,6 +26,7 @@ __all__ = [
     "binarize",
     "rescore",
     "knn",
+    "knn_any",
     "gpu_name",
     "check_allocation",
     "ops",
@@ -177,6 +178,21 @@ def dice(
 def with_doc(f: Any, doc: str, module: str) -> Any: ...
 def op_index(name: str) -> int: ...
 def knn(
+    a: Any,
+    b: Any,
+    /,
+    k: Any,
+    *,
+    op: Any = "hamming_cdist",
+    largest: Any = None,
+    bits: Any = None,
+    bitorder: Any = "big",
+    dtype: Any = None,
+    device: Any = "auto",
+    level: Any = None,
+    id_offset: Any = 0,
+) -> Any: ...
+def knn_any(
     op: Any,
     a: NDArray[Any],
     b: NDArray[Any],

@@ -133,6 +133,9 @@ FRONTS = [
      "(a, b, /, *, out=None, dtype=None, device='auto', level=None, bits=None, bitorder='big')"),
     (tb.binary_dot,
      "(a, b, /, *, bits=None, bitorder='big', dtype=None, out=None, device='auto', level=None)"),
+    (tb.knn,
+     "(a, b, /, k, *, op='hamming_cdist', largest=None, bits=None, bitorder='big', dtype=None, "
+     "device='auto', level=None, id_offset=0)"),
 ]
 
 
@@ -145,7 +148,8 @@ def test_the_builtin_fronts_read_as_functions(f, signature):
 
     assert str(inspect.signature(f)) == signature
     assert f.__name__ in tb.__all__ and f.__module__ == "tensorbits"
-    assert f.__doc__.lstrip().startswith(("All-pairs", "Dot products")), f.__doc__[:60]
+    assert f.__doc__.lstrip().startswith(("All-pairs", "Dot products", "The ``k`` rows")), \
+        f.__doc__[:60]
     assert "Examples" in f.__doc__ and "--\n" not in f.__doc__[:200]
     text = pydoc.render_doc(f, renderer=pydoc.plaintext)
     assert f.__name__ + signature in text and "Parameters" in text
@@ -199,3 +203,49 @@ def test_bool_counts_and_signed_binary_dot_codes(rng):
         d2, i2 = tb.knn(a.view(u), w.view(u), 2, op="binary_dot")
         np.testing.assert_array_equal(d1, d2)
         np.testing.assert_array_equal(i1, i2)
+
+
+def test_the_knn_front_passes_every_keyword_on(rng):
+    # knn's plain call runs in Rust; every other call, and a plain one that fails, takes the
+    # general path, with the keywords as given.
+    a = rng.integers(0, 256, (4, 6), dtype=np.uint8)
+    b = rng.integers(0, 256, (30, 6), dtype=np.uint8)
+    differ = (np.unpackbits(a, axis=-1)[:, None, :] != np.unpackbits(b, axis=-1)[None]).sum(-1)
+    order = np.argsort(differ, axis=1, kind="stable")[:, :5]
+    want = np.take_along_axis(differ, order, 1), order
+    for kw in [{}, {"op": "hamming_cdist"}, {"k": 5}, {"largest": False}, {"bits": 48},
+               {"device": "cpu"}, {"level": None}, {"id_offset": 0}, {"dtype": "uint64"},
+               {"bitorder": "big"}]:
+        k = kw.pop("k", None)
+        d, i = tb.knn(a, b, k=k, **kw) if k is not None else tb.knn(a, b, np.int64(5), **kw)
+        np.testing.assert_array_equal(d, want[0], err_msg=str(kw))
+        np.testing.assert_array_equal(i, want[1], err_msg=str(kw))
+    d, i = tb.knn(a, b, 5, id_offset=100)
+    np.testing.assert_array_equal(i, want[1] + 100)
+    d, i = tb.knn(a, b, 5, op="binary_dot")
+    dots = 48 - 2 * differ
+    top = np.argsort(-dots, axis=1, kind="stable")[:, :5]
+    np.testing.assert_array_equal(i, top)
+    np.testing.assert_array_equal(d, np.take_along_axis(dots, top, 1))
+    # A list, a non-contiguous array and a Fortran-order one give the same neighbours.
+    for b2 in [b.tolist(), np.asfortranarray(b), np.repeat(b, 2, axis=0)[::2]]:
+        np.testing.assert_array_equal(tb.knn(a, b2, 5)[1], want[1])
+    # Errors are the general path's, naming the arguments.
+    with pytest.raises(ValueError, match="k must not be negative"):
+        tb.knn(a, b, -1)
+    with pytest.raises(TypeError, match="not a bool"):
+        tb.knn(a, b, True)
+    with pytest.raises(ValueError, match=r"\bk\b"):
+        tb.knn(a, b, 31)
+    with pytest.raises(ValueError, match="k = "):
+        tb.knn(a, b, 2**64)
+    with pytest.raises(TypeError, match="op"):
+        tb.knn(a, b, 1, op=3)
+    with pytest.raises(ValueError):
+        tb.knn(a, b, 1, op="no_such_op")
+    with pytest.raises(TypeError, match="not a bool"):
+        tb.knn(a, b, 1, id_offset=False)
+    with pytest.raises(ValueError, match="does not match|length"):
+        tb.knn(a, b[:, :4], 1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'kk'"):
+        tb.knn(a, b, 1, kk=2)

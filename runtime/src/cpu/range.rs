@@ -150,7 +150,9 @@ fn scan(
 ) -> Result<Hits> {
     let mut full = false;
     let nb = if i1 - i0 <= MB { 8 * NB } else { NB };
-    let mut tile = vec![0u64; MB * nb];
+    // The tile as large as the rows and columns fill: a few queries against a few codes would
+    // spend more in zeroing a whole one than in counting.
+    let mut tile = vec![0u64; (i1 - i0).min(MB) * nb.min(j1 - j0)];
     let mut pbuf = Vec::new();
     let mut lists: Vec<Vec<(u64, u64)>> = vec![Vec::new(); i1 - i0];
     // Bytes the lists hold, checked against the memory the machine can give as they grow.
