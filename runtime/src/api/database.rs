@@ -13,7 +13,7 @@
 
 use super::dynamic::RangeResult;
 use crate::cpu::pair::pair_and;
-use crate::cpu::simd::{ones, ratio_row, scan_below};
+use crate::cpu::simd::{ones, ratio_row, rows_ones, scan_below};
 use crate::cpu::tuning::{DATABASE_BLOCK, DATABASE_PART_BYTES};
 use crate::error::{Error, Result};
 use crate::op::{Call, OpInfo, PairOut, PairTask, ReduceOp};
@@ -106,10 +106,10 @@ impl Database<'static> {
             zero_padding(&plan, dst);
         }
         // Rows of no bytes count nothing.
-        let counts: Vec<u64> = match row {
-            0 => vec![0; n],
-            _ => rows.chunks(row).map(ones).collect(),
-        };
+        let mut counts = vec![0u64; n];
+        if row > 0 {
+            rows_ones(&rows, row, row, &mut counts);
+        }
         let mut order: Vec<usize> = (0..n).collect();
         // Stable: rows of one count keep their original order.
         order.sort_by_key(|&j| counts[j]);

@@ -175,11 +175,7 @@ pub(super) fn rows_ones(task: &PairTask<'_>, out: &mut Vec<u64>) {
     match task.packed {
         _ if bytes == 0 => {}
         Some(p) => simd::lane_ones(p, task.wide_words, out),
-        None => {
-            for (j, o) in out.iter_mut().enumerate() {
-                *o = simd::ones(&task.b[j * task.b_stride..][..bytes]);
-            }
-        }
+        None => simd::rows_ones(task.b, task.b_stride, bytes, out),
     }
 }
 

@@ -232,17 +232,27 @@ multiversion! {
     }
 }
 
+/// The ones in `bytes`.
+#[inline]
+pub(crate) fn ones(bytes: &[u8]) -> u64 {
+    let mut n = 0;
+    rows_ones(bytes, 0, bytes.len(), std::slice::from_mut(&mut n));
+    n
+}
+
 multiversion! {
-    /// The ones in `bytes`.
+    /// The ones of each of `out.len()` rows of `bytes` bytes, row `j` from `rows[j * stride..]`:
+    /// one call for a tile's rows, where [`ones`] a row would cost a dispatch each.
     #[inline]
-    pub(crate) fn ones[][](bytes: &[u8]) -> u64 {
-        let mut words = bytes.chunks_exact(8);
-        let mut n: u64 = words
-            .by_ref()
-            .map(|w| u64::from(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])).count_ones()))
-            .sum();
-        n += words.remainder().iter().map(|&b| u64::from(b.count_ones())).sum::<u64>();
-        n
+    pub(crate) fn rows_ones[][](rows: &[u8], stride: usize, bytes: usize, out: &mut [u64]) {
+        for (j, o) in out.iter_mut().enumerate() {
+            let mut words = rows[j * stride..][..bytes].chunks_exact(8);
+            let n: u64 = words
+                .by_ref()
+                .map(|w| u64::from(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])).count_ones()))
+                .sum();
+            *o = n + words.remainder().iter().map(|&b| u64::from(b.count_ones())).sum::<u64>();
+        }
     }
 }
 
