@@ -242,18 +242,41 @@ pub(crate) fn ones(bytes: &[u8]) -> u64 {
 
 multiversion! {
     /// The ones of each of `out.len()` rows of `bytes` bytes, row `j` from `rows[j * stride..]`:
-    /// one call for a tile's rows, where [`ones`] a row would cost a dispatch each.
+    /// one call for a tile's rows, where [`ones`] a row would cost a dispatch each. Consecutive
+    /// rows of one to eight whole words are counted with the word count a constant, so that the
+    /// loop over rows has no inner loop to set up; longer rows keep the loop, whose setup is a
+    /// small part of a row.
     #[inline]
     pub(crate) fn rows_ones[][](rows: &[u8], stride: usize, bytes: usize, out: &mut [u64]) {
-        for (j, o) in out.iter_mut().enumerate() {
-            let mut words = rows[j * stride..][..bytes].chunks_exact(8);
-            let n: u64 = words
-                .by_ref()
-                .map(|w| u64::from(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])).count_ones()))
-                .sum();
-            *o = n + words.remainder().iter().map(|&b| u64::from(b.count_ones())).sum::<u64>();
+        match (stride == bytes, bytes) {
+            (true, 8) => words_ones::<1>(rows, out),
+            (true, 16) => words_ones::<2>(rows, out),
+            (true, 24) => words_ones::<3>(rows, out),
+            (true, 32) => words_ones::<4>(rows, out),
+            (true, 64) => words_ones::<8>(rows, out),
+            _ => {
+                for (j, o) in out.iter_mut().enumerate() {
+                    let mut words = rows[j * stride..][..bytes].chunks_exact(8);
+                    let n: u64 = words.by_ref().map(word_ones).sum();
+                    *o = n + words.remainder().iter().map(|&b| u64::from(b.count_ones())).sum::<u64>();
+                }
+            }
         }
     }
+}
+
+/// [`rows_ones`] of consecutive rows of `W` words.
+#[inline(always)]
+fn words_ones<const W: usize>(rows: &[u8], out: &mut [u64]) {
+    for (o, row) in out.iter_mut().zip(rows.chunks_exact(8 * W)) {
+        *o = row.chunks_exact(8).map(word_ones).sum();
+    }
+}
+
+/// The ones of eight bytes.
+#[inline(always)]
+fn word_ones(w: &[u8]) -> u64 {
+    u64::from(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])).count_ones())
 }
 
 multiversion! {

@@ -351,3 +351,56 @@ fn every_instruction_set_folds_alike() {
     check::<u32>(|v| v as u32);
     check::<u64>(|v| v);
 }
+
+/// Every version of `rows_ones` this CPU runs counts each row's ones as a plain loop does: rows
+/// of every size up to 300 bytes (the sizes of whole words with the word count a constant among
+/// them), consecutive or apart, and writes no count past its rows.
+#[test]
+fn rows_ones_counts_each_row() {
+    type Count = fn(&[u8], usize, usize, &mut [u64]);
+    let mut versions: Vec<(&str, Count)> = vec![
+        ("baseline", |r, s, b, o| {
+            crate::cpu::simd::rows_ones::baseline(r, s, b, o)
+        }),
+        ("dispatched", |r, s, b, o| {
+            crate::cpu::simd::rows_ones(r, s, b, o)
+        }),
+    ];
+    if crate::cpu::isa::isa() != crate::cpu::isa::Isa::Baseline {
+        // SAFETY: `isa` detected AVX2 and POPCNT.
+        versions.push(("avx2", |r, s, b, o| unsafe {
+            crate::cpu::simd::rows_ones::avx2(r, s, b, o)
+        }));
+    }
+    if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512 {
+        // SAFETY: `isa` detected every feature `rows_ones::avx512` is compiled for.
+        versions.push(("avx512", |r, s, b, o| unsafe {
+            crate::cpu::simd::rows_ones::avx512(r, s, b, o)
+        }));
+    }
+    let data: Vec<u8> = (0..40_000u64)
+        .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8)
+        .collect();
+    for (name, count) in &versions {
+        for bytes in 0..=300 {
+            for stride in [bytes, bytes + 3] {
+                let rows = (data.len() / stride.max(1)).min(37);
+                let mut out = vec![u64::MAX; rows + 1];
+                count(&data, stride, bytes, &mut out[..rows]);
+                for (j, &got) in out[..rows].iter().enumerate() {
+                    let row = &data[j * stride..j * stride + bytes];
+                    let want: u64 = row.iter().map(|b| u64::from(b.count_ones())).sum();
+                    assert_eq!(
+                        got, want,
+                        "{name}: row {j} of {bytes} bytes, stride {stride}"
+                    );
+                }
+                assert_eq!(
+                    out[rows],
+                    u64::MAX,
+                    "{name}: {bytes} bytes wrote past its rows"
+                );
+            }
+        }
+    }
+}
