@@ -8,7 +8,7 @@
 use std::ffi::CString;
 use std::sync::{Mutex, OnceLock};
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyMemoryError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyString};
@@ -252,9 +252,13 @@ pub(crate) fn knn<'py>(
     if defaults
         && let Some(count) = plain_count(k)
         && let Some(index) = knn_op(&op)
-        && let Ok(Some(result)) = knn_plain(py, index, a, b, count, None, None, None, "big")
     {
-        return Ok(result.into_pyobject(py)?.into_any());
+        match knn_plain(py, index, a, b, count, None, None, None, "big") {
+            Ok(Some(result)) => return Ok(result.into_pyobject(py)?.into_any()),
+            // Memory that cannot be had is not asked for again.
+            Err(e) if e.is_instance_of::<PyMemoryError>(py) => return Err(e),
+            _ => {}
+        }
     }
     let kwargs = PyDict::new(py);
     for (name, v) in [

@@ -825,16 +825,17 @@ def _unsigned_codes(index, a, b):
 
 def _plain_codes(index, a, b):
     """Whether ``a`` and ``b`` go to Rust as they are: numpy arrays (no subclass) of integer
-    codes in C order and native byte order, which the op need not view as unsigned."""
-    if type(a) is not np.ndarray or type(b) is not np.ndarray:
+    codes, aligned, in C order and native byte order, which the op need not view as unsigned."""
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or not a.ndim or not b.ndim:
         return False
     ka, kb = a.dtype.kind, b.dtype.kind
     if ka not in ("u", "i") or kb not in ("u", "i"):
         return False
     if (ka == "i" or kb == "i") and index in _unsigned_ops():
         return False
-    return (a.flags.c_contiguous and b.flags.c_contiguous and a.dtype.isnative
-            and b.dtype.isnative)
+    fa, fb = a.flags, b.flags
+    return (fa.c_contiguous and fb.c_contiguous and fa.aligned and fb.aligned
+            and a.dtype.isnative and b.dtype.isnative)
 
 
 def _pairwise(index, name, a, b, out, dtype, device, level, bits, bitorder):
@@ -1289,7 +1290,9 @@ knn = _native.with_doc(_native.knn, _doc(f"""The ``k`` rows of ``b`` nearest eac
 
 def range_search(a, b, /, threshold, *, op="hamming_cdist", largest=None, bits=None,
                  bitorder="big", dtype=None, device="auto"):
-    # The common call straight into Rust, as knn's; the checked path raises its errors.
+    # The common call straight into Rust: the checked path below would pass it on as it is. An
+    # error goes on to the checked path, which names the arguments, but for memory, which is not
+    # asked for a second time.
     if (type(op) is str and largest is None and bits is None and dtype is None
             and type(device) is str and type(bitorder) is str and bitorder == "big"
             and (type(threshold) is float and threshold == threshold
@@ -1299,6 +1302,8 @@ def range_search(a, b, /, threshold, *, op="hamming_cdist", largest=None, bits=N
             try:
                 return _native.range_plain(index, a, b, float(threshold), None, None, None,
                                            "big", device)
+            except MemoryError as e:
+                raise _renamed(e, index, ("a", "b"), None)
             except _ERRORS:
                 pass
     if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.integer, np.floating)):
