@@ -2,7 +2,7 @@
 
 use crate::FeatureLevel;
 
-/// A feature level as a type: the markers in [`levels`](crate::levels).
+/// A feature level as a type: the markers in [`levels`].
 pub trait Level: Copy + Default + Send + Sync + std::fmt::Debug + 'static {
     /// The level this marker stands for.
     const LEVEL: FeatureLevel;

@@ -626,7 +626,7 @@ impl Call {
 }
 
 /// A validated call: types, the broadcast output shape, and the collapsed iteration space with each
-/// tensor's element strides in it. Only [`validate`](crate::validate) makes one.
+/// tensor's element strides in it. Only [`validate`](crate::validate()) makes one.
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub(crate) in_dtype: DataType,

@@ -48,7 +48,7 @@ impl Slot {
     }
 }
 
-/// Validates a call (with [`validate`](crate::validate), like every entry point) and keeps its
+/// Validates a call (with [`validate`](crate::validate()), like every entry point) and keeps its
 /// plan for repeated execution.
 pub fn compile(
     op: &'static OpInfo,

@@ -1,5 +1,5 @@
 //! The typed API's options and the helpers that generated methods call. They build descriptions from
-//! views and go through the same [`validate`](crate::validate) as the dynamic API; the work runs
+//! views and go through the same [`validate`](crate::validate()) as the dynamic API; the work runs
 //! on the op's element function, which the generated methods pass in at the call's types.
 
 use crate::cpu::{self, Kernels, PARALLEL_BYTES, simd, walk};

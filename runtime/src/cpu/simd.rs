@@ -1,6 +1,6 @@
 //! The CPU executor's hot loops in the best version this CPU runs: each written once and compiled
 //! for the x86_64 baseline, AVX2 and AVX-512 by [`multiversion!`](super::isa::multiversion), with
-//! the feature test done once per process ([`isa`](super::isa::isa)). Also the SSE2 byte helpers
+//! the feature test done once per process ([`isa`](super::isa::isa())). Also the SSE2 byte helpers
 //! of binarization.
 
 #![allow(
@@ -265,7 +265,7 @@ multiversion! {
     }
 }
 
-/// [`rows_ones`] of consecutive rows of `W` words.
+/// [`rows_ones()`] of consecutive rows of `W` words.
 #[inline(always)]
 fn words_ones<const W: usize>(rows: &[u8], out: &mut [u64]) {
     for (o, row) in out.iter_mut().zip(rows.chunks_exact(8 * W)) {
@@ -368,7 +368,7 @@ pub(crate) fn tile_by_lookup() -> bool {
     }
 }
 
-/// Whether [`stream_few`] takes codes of `bytes` bytes in consecutive rows on this CPU: `b` is
+/// Whether [`stream_few()`] takes codes of `bytes` bytes in consecutive rows on this CPU: `b` is
 /// then not packed for fewer than [`stream_rows`](super::strategy::stream_rows) rows of `a`.
 pub(crate) fn streams(bytes: usize) -> bool {
     #[cfg(target_arch = "x86_64")]

@@ -1,6 +1,6 @@
 //! Execution: validation of the caller's regions, the one scoped path that records and submits
 //! work, element-wise launches split to the device's limits, and reductions and pairwise ops run
-//! pass by pass as [`plan`](super::plan) lays them out.
+//! pass by pass as [`plan`] lays them out.
 
 use super::split::{self, Launch, Window};
 use super::{
@@ -323,7 +323,7 @@ impl GpuExecutor {
         Error::GpuUnsupported { what }
     }
 
-    /// A reduction or pairwise op: the plan's passes (see [`plan`](super::plan)), over scratch
+    /// A reduction or pairwise op: the plan's passes (see [`plan`]), over scratch
     /// buffers of partial results when there is more than one.
     fn encode_reduction(
         &self,

@@ -1,9 +1,9 @@
 //! The plan of a reduction, pairwise op or knn on the GPU: how many passes, dispatches, workgroups
 //! and loop iterations a call gets. Pure arithmetic over the shape and the device's limits, so it is
 //! tested without a GPU: every dispatch of shapes up to 2^32 elements, and knn's for every k up to
-//! N, stays under [`MAX_LOOP_ITERATIONS`] per invocation, binds windows under
-//! `max_storage_buffer_binding_size` and launches at most `max_compute_workgroups_per_dimension`
-//! workgroups in x and y.
+//! N, stays under [`MAX_LOOP_ITERATIONS`](tensorbits_core::wgsl::MAX_LOOP_ITERATIONS) per
+//! invocation, binds windows under `max_storage_buffer_binding_size` and launches at most
+//! `max_compute_workgroups_per_dimension` workgroups in x and y.
 //!
 //! A reduction's first pass folds chunks of each output's reduced elements into partial results
 //! (accumulators in a scratch buffer, `[chunk][output]`) when there is more than one chunk; merge
