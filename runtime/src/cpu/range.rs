@@ -182,6 +182,17 @@ fn scan(
         }
     }
     let total: usize = lists.iter().map(Vec::len).sum();
+    // One task at a time checks and writes its arrays, so that each check sees the others'
+    // written pages (pages reserved and not yet written are not resident), and both arrays are
+    // checked together for the same reason.
+    let _one = CONVERT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    crate::alloc::check_pair(
+        total.saturating_mul(8),
+        total.saturating_mul(8),
+        "range_search hits",
+    )?;
     let mut out = Hits {
         lims: Vec::with_capacity(i1 - i0 + 1),
         keys: reserve(total)?,
@@ -196,8 +207,12 @@ fn scan(
     Ok(out)
 }
 
-/// Lists of hits past this many bytes are checked against the memory the machine can give.
-const HELD_CHECK: usize = 64 << 20;
+/// Held by the task that turns its lists of hits into arrays (see [`scan`]).
+static CONVERT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Lists of hits past this many bytes are checked against the memory the machine can give:
+/// what two tasks may add between checks is small beside a container's memory.
+const HELD_CHECK: usize = 16 << 20;
 
 /// An empty vector with room for `n` hits, or the error that says the memory cannot be had.
 fn reserve(n: usize) -> Result<Vec<u64>> {
