@@ -328,6 +328,21 @@ macro_rules! by_out_size {
 }
 pub(crate) use by_out_size;
 
+/// Evaluates `$body` with the constant `$C` the run-time value `$x` where it is one of the listed
+/// values, so that each gets a copy of the loop with its count known; else `$rest`.
+macro_rules! by_const {
+    ($x:expr, $C:ident in [$($v:literal),* $(,)?] => $body:expr, _ => $rest:expr $(,)?) => {
+        match $x {
+            $($v => {
+                const $C: usize = $v;
+                $body
+            })*
+            _ => $rest,
+        }
+    };
+}
+pub(crate) use by_const;
+
 /// Writes eight accumulators as consecutive output elements of `es` bytes ([`out_size`]) at the
 /// start of `out`: a fixed-size narrowing the compiler keeps in vector registers.
 #[inline(always)]

@@ -73,7 +73,7 @@ pub struct CpuKernel {
 }
 
 /// Pairwise work handed to an op's pair kernel: `a_rows` rows of `a` against `b_rows` rows of `b`,
-/// each row `k` elements of `elem_size` bytes, contiguous within the row (rows `a_stride` and
+/// each row `elems` elements of `elem_size` bytes, contiguous within the row (rows `a_stride` and
 /// `b_stride` bytes apart, any alignment). The kernel writes the reduction of row `i` of `a` with
 /// row `j` of `b` to result `(i, j)` of its [`PairOut`].
 #[doc(hidden)]
@@ -85,7 +85,8 @@ pub struct PairTask<'a> {
     pub b: &'a [u8],
     pub b_rows: usize,
     pub b_stride: usize,
-    pub k: usize,
+    /// Elements per code (per row of `a` and of `b`).
+    pub elems: usize,
     pub elem_size: usize,
     /// `b` packed for the wide path: for each block of 8 rows, its `wide_words` 64-bit words
     /// word by word (`[block][word][row]`); rows past `b_rows`, and the bytes past the end of a
@@ -96,6 +97,14 @@ pub struct PairTask<'a> {
     /// How the reduction combines, and the value of an empty one.
     pub op: ReduceOp,
     pub identity: u64,
+}
+
+impl PairTask<'_> {
+    /// Bytes per code: its elements times their size.
+    #[inline(always)]
+    pub fn code_bytes(&self) -> usize {
+        self.elems * self.elem_size
+    }
 }
 
 /// Where a pair kernel writes its `a_rows x b_rows` results: little-endian elements of `es` bytes

@@ -634,7 +634,7 @@ impl<'d> Database<'d> {
             b: &self.codes[start * q.row..end * q.row],
             b_rows: n,
             b_stride: q.row,
-            k: self.elements,
+            elems: self.elements,
             elem_size: self.dtype.size(),
             packed: None,
             wide_words: q.row.div_ceil(8),

@@ -7,10 +7,12 @@
     reason = "x86_64 vector intrinsics; each use states its safety"
 )]
 
-use super::streams::{code_count, each_row, repeated_words, stream_long, stream_words};
+use super::streams::{
+    code_count, each_row, repeated_words, stream_dwords, stream_long, stream_words,
+};
 use super::vector::{Group, Vector, emit};
 use super::x86::*;
-use crate::element::WideExpr;
+use crate::element::{WideExpr, by_const};
 use crate::op::{PairOut, PairTask};
 use std::arch::x86_64::*;
 
@@ -28,28 +30,6 @@ pub(super) fn avx2_streams(bytes: usize) -> bool {
 /// The sizes of [`avx2_streams`] that hold a code in part of a register: 4 and 8 to 16 bytes.
 fn short_avx2_streams(bytes: usize) -> bool {
     matches!(bytes, 4 | 8 | 9..=16)
-}
-
-/// Codes of 4 bytes, eight to a register against the query repeated in every 32-bit lane; each
-/// lane's byte counts summed by two multiply-adds.
-struct Dwords8<E> {
-    b: *const u8,
-    q: V256,
-    expr: std::marker::PhantomData<E>,
-}
-
-impl<E: WideExpr> Group<Avx2> for Dwords8<E> {
-    const SHORT: bool = true;
-    #[inline(always)]
-    unsafe fn at(&self, c: usize) -> __m256i {
-        // SAFETY: the caller's: AVX2 is present and codes `c..c + 8` (32 bytes) lie inside `b`.
-        unsafe {
-            let x = V256(_mm256_loadu_si256(self.b.add(c * 4).cast()));
-            let bytes = byte_counts(E::wide([self.q, x]).0);
-            let pairs = _mm256_maddubs_epi16(bytes, _mm256_set1_epi8(1));
-            _mm256_madd_epi16(pairs, _mm256_set1_epi16(1))
-        }
-    }
 }
 
 /// Codes of 9 to 15 bytes, two to a register as [`Words`](super::streams::Words) takes codes of 16: each code read as
@@ -102,13 +82,13 @@ impl Avx2 {
         task: &PairTask<'_>,
         out: &mut PairOut<'_, '_>,
     ) -> bool {
-        let bytes = task.k * task.elem_size;
+        let bytes = task.code_bytes();
         let n = task.b_rows;
         if task.b_stride != bytes || task.b.len() < n * bytes || !avx2_streams(bytes) {
             return false;
         }
         match bytes {
-            4 => self.stream_dwords::<E>(task, out),
+            4 => stream_dwords::<_, E>(self, task, out),
             8 => stream_words::<_, E, 1>(self, task, out),
             16 => stream_words::<_, E, 2>(self, task, out),
             9..=15 => self.stream_windows::<E>(task, out),
@@ -129,31 +109,12 @@ impl Avx2 {
         true
     }
 
-    /// [`stream`](Self::stream) for codes of four bytes ([`Dwords8`]).
-    #[inline(always)]
-    fn stream_dwords<E: WideExpr>(self, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
-        let n = task.b_rows;
-        let b = &task.b[..n * 4];
-        each_row!(E, task, out, b, 4, |i, q| {
-            let d = u32::from_le_bytes(q.try_into().unwrap_or([0; 4]));
-            let src = Dwords8::<E> {
-                b: b.as_ptr(),
-                // SAFETY: AVX2 is present (see `Avx2`); registers only.
-                q: V256(unsafe { _mm256_set1_epi32(d as i32) }),
-                expr: std::marker::PhantomData,
-            };
-            // SAFETY: the groups read codes `c..c + 8` (32 bytes) for `c + 8 <= n`, inside `b`
-            // (`n` codes, checked by the slice).
-            unsafe { emit(self, out, i, n, &src) }
-        });
-    }
-
     /// [`stream`](Self::stream) for codes of 9 to 15 bytes ([`Windows8`]): the query widened to
     /// 16 bytes (what the mask clears past it is never counted); the last code's 16 bytes would
     /// pass the end of `b`, so the groups stop before it.
     #[inline(always)]
     fn stream_windows<E: WideExpr>(self, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
-        let bytes = task.k * task.elem_size;
+        let bytes = task.code_bytes();
         let n = task.b_rows;
         let b = &task.b[..n * bytes];
         each_row!(E, task, out, b, bytes, |i, q| {
@@ -165,15 +126,9 @@ impl Avx2 {
             let mask = unsafe { _mm256_permute2x128_si256::<0x00>(mask.0, mask.0) };
             // The size a constant, so that the codes' offsets are immediates (a size known at
             // run time kept them on the stack).
-            macro_rules! windows {
-                ($($w:literal)*) => {
-                    match bytes {
-                        $($w => self.emit_windows::<E, $w>(out, i, n, b, q_reg, mask),)*
-                        _ => self.emit_windows::<E, 15>(out, i, n, b, q_reg, mask),
-                    }
-                };
-            }
-            windows!(9 10 11 12 13 14)
+            by_const!(bytes, BYTES in [9, 10, 11, 12, 13, 14] =>
+                self.emit_windows::<E, BYTES>(out, i, n, b, q_reg, mask),
+                _ => self.emit_windows::<E, 15>(out, i, n, b, q_reg, mask))
         });
     }
 

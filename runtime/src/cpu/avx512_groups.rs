@@ -166,32 +166,10 @@ impl<E: WideExpr, const B: usize, const VP: bool> Group<Avx512<VP>> for Short<E,
                 d = _mm512_and_si512(d, self.keep);
             }
             if Self::PER == 16 {
-                self.isa.count32(d)
+                self.isa.count32(V512(d))
             } else {
                 self.isa.count(V512(d)).0
             }
-        }
-    }
-}
-
-/// [`Avx512::stream_dwords`]' groups: sixteen codes of four bytes from `b`.
-pub(super) struct Dwords<E, const VP: bool> {
-    pub(super) isa: Avx512<VP>,
-    pub(super) b: *const u8,
-    pub(super) q: V512,
-    pub(super) expr: std::marker::PhantomData<E>,
-}
-
-impl<E: WideExpr, const VP: bool> Group<Avx512<VP>> for Dwords<E, VP> {
-    const SHORT: bool = true;
-    const SIXTEEN: bool = true;
-    #[inline(always)]
-    unsafe fn at(&self, c: usize) -> __m512i {
-        // SAFETY: the caller's: the features are present, and the 64 bytes at `c * 4` (codes
-        // `c..c + 16`) lie inside the codes.
-        unsafe {
-            let x = V512(_mm512_loadu_si512(self.b.add(c * 4).cast()));
-            self.isa.count32(E::wide([self.q, x]).0)
         }
     }
 }

@@ -9,7 +9,9 @@
 use super::avx512_groups::*;
 use super::isa::isa_fn;
 use super::strategy::window_words;
-use super::streams::{code_count, each_row, repeated_words, stream_long, stream_words};
+use super::streams::{
+    code_count, each_row, repeated_words, stream_dwords, stream_long, stream_words,
+};
 use super::tiles::padding_count;
 use super::vector::{Vector, emit};
 use super::x86::*;
@@ -64,7 +66,7 @@ impl<const VP: bool> Avx512<VP> {
         task: &PairTask<'_>,
         out: &mut PairOut<'_, '_>,
     ) -> bool {
-        let bytes = task.k * task.elem_size;
+        let bytes = task.code_bytes();
         let n = task.b_rows;
         if task.b_stride != bytes || task.b.len() < n * bytes || !streams(bytes) {
             return false;
@@ -77,7 +79,7 @@ impl<const VP: bool> Avx512<VP> {
             5 => self.stream_short::<E, 5>(task, out),
             6 => self.stream_short::<E, 6>(task, out),
             7 => self.stream_short::<E, 7>(task, out),
-            4 => self.stream_dwords::<E>(task, out),
+            4 => stream_dwords::<_, E>(self, task, out),
             8 => stream_words::<_, E, 1>(self, task, out),
             16 => self.stream_pairs::<E>(task, out),
             32 => stream_words::<_, E, 4>(self, task, out),
@@ -146,7 +148,7 @@ impl<const VP: bool> Avx512<VP> {
         task: &PairTask<'_>,
         out: &mut PairOut<'_, '_>,
     ) {
-        let bytes = task.k * task.elem_size;
+        let bytes = task.code_bytes();
         debug_assert_eq!(window_words(bytes), L);
         let (n, per, win) = (task.b_rows, 8 / L, L * 8);
         let b = &task.b[..n * bytes];
@@ -207,7 +209,7 @@ impl<const VP: bool> Avx512<VP> {
     /// codes went to the packed tile, whose packing of `b` was most of a single query's time.
     #[inline(always)]
     fn stream_bytes<E: WideExpr>(self, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
-        let bytes = task.k * task.elem_size;
+        let bytes = task.code_bytes();
         debug_assert!((9..64).contains(&bytes));
         let n = task.b_rows;
         let b = &task.b[..n * bytes];
@@ -248,7 +250,7 @@ impl<const VP: bool> Avx512<VP> {
         task: &PairTask<'_>,
         out: &mut PairOut<'_, '_>,
     ) {
-        debug_assert_eq!(task.k * task.elem_size, B);
+        debug_assert_eq!(task.code_bytes(), B);
         let n = task.b_rows;
         let b = &task.b[..n * B];
         let short = Short::<E, B, VP>::PER;
@@ -300,29 +302,6 @@ impl<const VP: bool> Avx512<VP> {
                     keep,
                     spread: _mm512_loadu_si512(idx.as_ptr().cast()),
                     shuf: _mm512_loadu_si512(shuf.as_ptr().cast()),
-                    expr: std::marker::PhantomData,
-                };
-                emit(self, out, i, n, &src)
-            }
-        });
-    }
-
-    /// [`stream`](Self::stream) for codes of four bytes: sixteen per register, counted by
-    /// 32-bit lanes.
-    #[inline(always)]
-    fn stream_dwords<E: WideExpr>(self, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
-        let n = task.b_rows;
-        let b = &task.b[..n * 4];
-        each_row!(E, task, out, b, 4, |i, q| {
-            let q32 = u32::from_le_bytes(q.try_into().unwrap_or([0; 4]));
-            // SAFETY: the value's features are present (see `Avx512`); the groups
-            // read 64 bytes at `c * 4` for `c + 16 <= n`, inside `b` (`n * 4` bytes).
-            unsafe {
-                let qv = V512(_mm512_set1_epi32(q32 as i32));
-                let src = Dwords::<E, VP> {
-                    isa: self,
-                    b: b.as_ptr(),
-                    q: qv,
                     expr: std::marker::PhantomData,
                 };
                 emit(self, out, i, n, &src)

@@ -29,8 +29,9 @@ pub(crate) trait Above: bytemuck::Pod + Send + Sync {
     }
 }
 
-macro_rules! native {
-    ($($t:ty),*) => {$(
+/// Each type's own `>`; bytes (`$signed` given) compared 64 at a time by `simd::gt_bytes64`.
+macro_rules! above {
+    ($($t:ty $(=> $signed:expr)?),*) => {$(
         impl Above for $t {
             type Cut = $t;
             #[inline(always)]
@@ -41,31 +42,16 @@ macro_rules! native {
             fn above(self, t: Self) -> bool {
                 self > t
             }
+            $(
+                #[inline(always)]
+                fn mask64(x: &[Self], t: &[Self]) -> u64 {
+                    simd::gt_bytes64(bytemuck::cast_slice(x), bytemuck::cast_slice(t), $signed)
+                }
+            )?
         }
     )*};
 }
-native!(u16, u32, u64, i16, i32, i64, f32, f64);
-
-macro_rules! bytes {
-    ($($t:ty => $signed:expr),*) => {$(
-        impl Above for $t {
-            type Cut = $t;
-            #[inline(always)]
-            fn cut(t: Self) -> Self {
-                t
-            }
-            #[inline(always)]
-            fn above(self, t: Self) -> bool {
-                self > t
-            }
-            #[inline(always)]
-            fn mask64(x: &[Self], t: &[Self]) -> u64 {
-                simd::gt_bytes64(bytemuck::cast_slice(x), bytemuck::cast_slice(t), $signed)
-            }
-        }
-    )*};
-}
-bytes!(u8 => false, i8 => true);
+above!(u16, u32, u64, i16, i32, i64, f32, f64, u8 => false, i8 => true);
 
 /// A `bool` element as its byte: any non-zero byte is true.
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]

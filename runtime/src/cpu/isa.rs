@@ -6,20 +6,9 @@
 //! count; the versions are the same Rust compiled with more features enabled, so the compiler
 //! vectorizes each loop for the wider registers.
 
-/// The instruction sets the hot loops are compiled for.
-#[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Isa {
-    Baseline = 1,
-    /// AVX2 and POPCNT.
-    Avx2 = 2,
-    /// AVX-512 F, BW, VPOPCNTDQ and BITALG, and AVX2 and POPCNT.
-    Avx512 = 3,
-}
-
 /// The instruction-set levels a process can run its CPU kernels at, from the least to the most:
 /// the x86_64 baseline, AVX2 (with POPCNT), AVX2 with AVX-512 F and BW for the byte-count streams
-/// (no VPOPCNTDQ), and the whole [`Isa::Avx512`] level. Their names are the values [`CPU_ENV`]
+/// (no VPOPCNTDQ), and the whole AVX-512 level (with VPOPCNTDQ and BITALG). Their names are the values [`CPU_ENV`]
 /// takes and [`instruction_set`] reports.
 #[cfg(target_arch = "x86_64")]
 const LEVELS: [&str; 4] = ["baseline", "avx2", "avx512bw", "avx512"];
@@ -141,27 +130,6 @@ pub fn instruction_set() -> &'static str {
     }
 }
 
-/// The [`Isa`] the hot loops run at (AVX-512 F and BW without VPOPCNTDQ run the AVX2 versions,
-/// with the streams of [`avx512bw`]).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(crate) fn isa() -> Isa {
-    match level() {
-        3 => Isa::Avx512,
-        0 => Isa::Baseline,
-        _ => Isa::Avx2,
-    }
-}
-
-/// Whether the kernels run at the `avx512bw` level: AVX-512 F and BW (with AVX2 and POPCNT) but
-/// not the whole [`Isa::Avx512`] level (no VPOPCNTDQ), where the AVX-512 streams run with each
-/// lane counted by nibble lookup (`avx512_stream::stream_bw`).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(crate) fn avx512bw() -> bool {
-    level() == 2
-}
-
 /// Bytes of this CPU's largest data cache as CPUID describes it (its deterministic cache
 /// parameters: leaf 4 on Intel, 0x8000001D on AMD), read once; 0 where it describes none.
 #[cfg(target_arch = "x86_64")]
@@ -207,12 +175,14 @@ pub(crate) fn last_cache_bytes() -> usize {
 /// The first brackets hold the generic parameters, the second the arguments the dispatcher passes
 /// to them (its turbofish). `body` is compiled in a private module `name` three times: as
 /// `name::baseline`, `name::avx2` (with AVX2 and POPCNT enabled) and `name::avx512` (AVX-512 F,
-/// BW, VPOPCNTDQ, BITALG and POPCNT); the dispatcher `name` calls the best one [`isa`] detected
-/// on this CPU (tests call each version directly). The signature is written in both the
+/// BW, VPOPCNTDQ, BITALG and POPCNT); the dispatcher `name` calls the best one the level
+/// ([`Level::current`](super::strategy::Level::current)) allows (tests call each version directly). The signature is written in both the
 /// caller's module and that child module (which glob imports the caller's), the body in the
 /// child only: its paths resolve there. A body per version takes the form
 /// `{ baseline => e1, avx2 => e2, avx512 => e3 }`, for versions that differ (vector blocks only
-/// one instruction set may make).
+/// one instruction set may make); `e2` and `e3` find the proof of their features in the constant
+/// `AVX2` (and `e3` in `AVX512`), a value of `Avx2` (and `Avx512`) made once here, of the types
+/// the caller's module imports.
 macro_rules! multiversion {
     (
         $(#[$attr:meta])*
@@ -227,16 +197,16 @@ macro_rules! multiversion {
         $(#[$attr])*
         $vis fn $name<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = "x86_64")]
-            match $crate::cpu::isa::isa() {
-                $crate::cpu::isa::Isa::Avx512 => {
-                    // SAFETY: `isa` detected every feature `avx512` is compiled for on this CPU.
+            match $crate::cpu::strategy::Level::current() {
+                $crate::cpu::strategy::Level::Avx512 => {
+                    // SAFETY: the level's detection found every feature `avx512` is compiled for.
                     return unsafe { $name::avx512::<$($param)*>($($arg),*) }
                 }
-                $crate::cpu::isa::Isa::Avx2 => {
-                    // SAFETY: `isa` detected AVX2 and POPCNT on this CPU.
+                $crate::cpu::strategy::Level::Avx2 | $crate::cpu::strategy::Level::Avx512Bw => {
+                    // SAFETY: the level's detection found AVX2 and POPCNT.
                     return unsafe { $name::avx2::<$($param)*>($($arg),*) }
                 }
-                $crate::cpu::isa::Isa::Baseline => {}
+                $crate::cpu::strategy::Level::Baseline => {}
             }
             $name::baseline::<$($param)*>($($arg),*)
         }
@@ -259,6 +229,11 @@ macro_rules! multiversion {
             #[cfg(target_arch = "x86_64")]
             $crate::cpu::isa::isa_fn! { avx2 =>
                 pub(super) fn avx2<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
+                    #[allow(dead_code, reason = "the proof, for a body that asks for it")]
+                    const AVX2: Avx2 =
+                        // SAFETY: this version runs only where the level's detection found AVX2
+                        // and POPCNT.
+                        unsafe { Avx2::new_unchecked() };
                     $avx2
                 }
             }
@@ -266,6 +241,15 @@ macro_rules! multiversion {
             #[cfg(target_arch = "x86_64")]
             $crate::cpu::isa::isa_fn! { avx512 =>
                 pub(super) fn avx512<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
+                    #[allow(dead_code, reason = "the proofs, for a body that asks for them")]
+                    const AVX2: Avx2 =
+                        // SAFETY: this version runs only where the level's detection found
+                        // AVX-512 F, BW, VPOPCNTDQ and BITALG, and AVX2 and POPCNT.
+                        unsafe { Avx2::new_unchecked() };
+                    #[allow(dead_code, reason = "the proofs, for a body that asks for them")]
+                    const AVX512: Avx512 =
+                        // SAFETY: as for `AVX2`.
+                        unsafe { Avx512::<true>::new_unchecked() };
                     $avx512
                 }
             }
@@ -289,9 +273,8 @@ macro_rules! multiversion {
 }
 pub(crate) use multiversion;
 
-/// Compiles a function item for the features of a level: `avx2` (AVX2 and POPCNT, [`Isa::Avx2`]),
-/// `avx512bw` (those and AVX-512 F and BW, no VPOPCNTDQ: [`avx512bw`]) or `avx512`
-/// ([`Isa::Avx512`]). The only place a feature string is written: [`multiversion`]'s versions and
+/// Compiles a function item for the features of a level: `avx2` (AVX2 and POPCNT), `avx512bw` (those and
+/// AVX-512 F and BW, no VPOPCNTDQ) or `avx512` (AVX-512 F, BW, VPOPCNTDQ and BITALG). The only place a feature string is written: [`multiversion`]'s versions and
 /// every kernel outside it take their features from here.
 #[cfg(target_arch = "x86_64")]
 macro_rules! isa_fn {
@@ -356,20 +339,14 @@ mod tests {
         }
     }
 
-    /// The hot loops' instruction set follows the level: `avx512bw` runs the AVX2 versions with
-    /// the byte-count streams.
+    /// The level the kernels dispatch on is the one the process reports.
     #[test]
     fn the_level_names_what_runs() {
+        use crate::cpu::strategy::Level;
         let name = super::instruction_set();
-        assert!(LEVELS.contains(&name), "{name}");
-        let isa = super::isa();
-        let bw = super::avx512bw();
-        match name {
-            "avx512" => assert!(isa == super::Isa::Avx512 && !bw),
-            "avx512bw" => assert!(isa == super::Isa::Avx2 && bw),
-            "avx2" => assert!(isa == super::Isa::Avx2 && !bw),
-            _ => assert!(isa == super::Isa::Baseline && !bw),
-        }
+        let levels = [Level::Baseline, Level::Avx2, Level::Avx512Bw, Level::Avx512];
+        let named = LEVELS.iter().position(|l| *l == name).map(|i| levels[i]);
+        assert_eq!(named, Some(Level::current()), "{name}");
         if std::env::var_os(super::CPU_ENV).is_none() {
             assert_eq!(super::level(), super::detected());
         }

@@ -88,7 +88,7 @@ fn knn_in(
     mut out: KnnOut<'_>,
 ) -> Result<()> {
     let s = shape(plan);
-    let work = (s.m * s.n).saturating_mul(s.k.max(1)).saturating_mul(s.es);
+    let work = s.work(s.m * s.n);
     // The pool is asked for its size only when the work is large: a small call notices the lock.
     let pool = match work >= KNN_PARALLEL_BYTES {
         true => crate::pool::num_threads(),

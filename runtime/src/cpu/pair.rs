@@ -23,7 +23,7 @@ use super::strategy::{
 use super::tiles::{PACK_ROWS, code_word, last_word_bytes};
 use super::tuning::{CALL_ROWS, TILE_BYTES, WHOLE_PACK_BYTES, WHOLE_PACK_PARALLEL_BYTES};
 use crate::MAX_RANK;
-use crate::element::{Lanes, WideExpr, Word, write_elem};
+use crate::element::{Lanes, WideExpr, Word, by_const, write_elem};
 use crate::error::Result;
 use crate::op::{InputBuffer, PairOut, PairTask, Plan, ReduceOp};
 
@@ -125,7 +125,7 @@ pub fn pair_table(task: &PairTask<'_>, out: &mut PairOut<'_, '_>, t: u8) {
         false => (c_a, c_b, c_n),
     };
     let (ni, nj) = (task.a_rows, task.b_rows);
-    let bytes = task.k * task.elem_size;
+    let bytes = task.code_bytes();
     let bits = i64::try_from(bytes * 8).unwrap_or(i64::MAX);
     let (mut tile, mut b_ones) = TABLE_TILE.take();
     tile.clear();
@@ -169,7 +169,7 @@ pub fn pair_table(task: &PairTask<'_>, out: &mut PairOut<'_, '_>, t: u8) {
 /// driver packed it, and may not pass it as bytes) each row's lane of its block's words, the
 /// words past a code's end being zero.
 pub(super) fn rows_ones(task: &PairTask<'_>, out: &mut Vec<u64>) {
-    let bytes = task.k * task.elem_size;
+    let bytes = task.code_bytes();
     out.clear();
     out.resize(task.b_rows, 0);
     match task.packed {
@@ -216,11 +216,11 @@ fn rows<'a>(
     base: usize,
     n: usize,
     row_stride: usize,
-    k: usize,
+    elems: usize,
     ks: usize,
     es: usize,
 ) -> Result<Rows<'a>> {
-    if ks == 1 || k <= 1 {
+    if ks == 1 || elems <= 1 {
         let start = (base * es).min(src.len());
         return Ok(Rows {
             bytes: std::borrow::Cow::Borrowed(&src[start..]),
@@ -230,19 +230,20 @@ fn rows<'a>(
     // A strided input (a broadcast one, with zero strides, included) may be much smaller than its
     // packed copy: memory that cannot be had is an error, not an abort.
     let bytes = n
-        .checked_mul(k)
+        .checked_mul(elems)
         .and_then(|v| v.checked_mul(es))
         .unwrap_or(usize::MAX);
     let mut packed = crate::alloc::zeroed_vec::<u8>(bytes, "a packed copy of a pairwise input")?;
     for r in 0..n {
-        for e in 0..k {
+        for e in 0..elems {
             let at = (base + r * row_stride + e * ks) * es;
-            packed[(r * k + e) * es..(r * k + e + 1) * es].copy_from_slice(&src[at..at + es]);
+            packed[(r * elems + e) * es..(r * elems + e + 1) * es]
+                .copy_from_slice(&src[at..at + es]);
         }
     }
     Ok(Rows {
         bytes: std::borrow::Cow::Owned(packed),
-        stride: k * es,
+        stride: elems * es,
     })
 }
 
@@ -273,22 +274,15 @@ fn pack_into(
     // constant for codes of up to eight words so that the loops unroll.
     if b.stride == row_bytes && row_bytes >= 8 {
         let rows = &b.bytes[j0 * row_bytes..(j0 + nj) * row_bytes];
-        match ww {
-            1 => transpose_words::<1>(rows, buf, ww, row_bytes),
-            // Codes of 16 bytes eight at a time in vector registers where the CPU has them.
-            2 if row_bytes == 16 => {
-                let done = simd::pack16(rows, buf);
-                transpose_words::<2>(&rows[done * 16..], &mut buf[done * 2..], ww, row_bytes)
-            }
-            2 => transpose_words::<2>(rows, buf, ww, row_bytes),
-            3 => transpose_words::<3>(rows, buf, ww, row_bytes),
-            4 => transpose_words::<4>(rows, buf, ww, row_bytes),
-            5 => transpose_words::<5>(rows, buf, ww, row_bytes),
-            6 => transpose_words::<6>(rows, buf, ww, row_bytes),
-            7 => transpose_words::<7>(rows, buf, ww, row_bytes),
-            8 => transpose_words::<8>(rows, buf, ww, row_bytes),
-            _ => transpose_words::<0>(rows, buf, ww, row_bytes),
-        }
+        // Codes of 16 bytes eight at a time in vector registers where the CPU has them.
+        let done = match ww == 2 && row_bytes == 16 {
+            true => simd::pack16(rows, buf),
+            false => 0,
+        };
+        let (rows, buf) = (&rows[done * row_bytes..], &mut buf[done * ww..]);
+        by_const!(ww, WW in [1, 2, 3, 4, 5, 6, 7, 8] =>
+            transpose_words::<WW>(rows, buf, ww, row_bytes),
+            _ => transpose_words::<0>(rows, buf, ww, row_bytes));
         return;
     }
     let last = last_word_bytes(row_bytes, ww);
@@ -314,7 +308,7 @@ pub(super) fn pack_whole_b(bt: &Batch<'_>, s: &Shape) -> Option<Vec<u64>> {
     }
     let words = s.n.div_ceil(8) * s.ww * 8;
     let mut packed = crate::alloc::zeroed_vec::<u64>(words, "b packed for the wide kernel").ok()?;
-    let row_bytes = s.k * s.es;
+    let row_bytes = s.code_bytes();
     let rows = (TILE_BYTES / row_bytes.max(1)).max(8).next_multiple_of(8);
     let parts: Vec<&mut [u64]> = packed.chunks_mut(rows / 8 * s.ww * 8).collect();
     let one = |t: usize, d: &mut [u64]| {
@@ -375,7 +369,7 @@ pub(super) fn packed_for<'t>(
         return Some(&p[(j0 / 8 * s.ww * 8).min(p.len())..]);
     }
     bt.pack
-        .then(|| pack_tile(&bt.b, (j0, nj), (s.ww, s.k * s.es), buf))
+        .then(|| pack_tile(&bt.b, (j0, nj), (s.ww, s.code_bytes()), buf))
 }
 
 /// `b` read in place as its packed form: codes of one word in consecutive, aligned rows, whole
@@ -383,7 +377,7 @@ pub(super) fn packed_for<'t>(
 fn in_place_packing<'a>(b: &Rows<'a>, s: &Shape) -> Option<&'a [u64]> {
     match b.bytes {
         std::borrow::Cow::Borrowed(bytes)
-            if s.ww == 1 && s.k * s.es == 8 && b.stride == 8 && s.n.is_multiple_of(8) =>
+            if s.ww == 1 && s.code_bytes() == 8 && b.stride == 8 && s.n.is_multiple_of(8) =>
         {
             bytemuck::try_cast_slice(bytes.get(..s.n * 8)?).ok()
         }
@@ -444,13 +438,13 @@ impl<'a> Batch<'a> {
         };
         // Rows that stream read `b` as it lies.
         let level = Level::current();
-        let rows = match streams_by_call(level, s.k * s.es) {
+        let rows = match streams_by_call(level, s.code_bytes()) {
             true => s.m,
             false => s.m.min(call_rows),
         };
-        let streamed = rows < stream_rows(level, s.k * s.es)
-            && b.stride == s.k * s.es
-            && simd::streams(s.k * s.es);
+        let streamed = rows < stream_rows(level, s.code_bytes())
+            && b.stride == s.code_bytes()
+            && simd::streams(s.code_bytes());
         let pack = wide_sum && in_place.is_none() && s.m >= PACK_ROWS && !streamed;
         Batch {
             a,
@@ -468,30 +462,43 @@ pub(super) struct Shape {
     pub(super) nb: usize,
     pub(super) m: usize,
     pub(super) n: usize,
-    pub(super) k: usize,
+    /// Elements per code.
+    pub(super) elems: usize,
     pub(super) es: usize,
     pub(super) ww: usize,
 }
 
 impl Shape {
+    /// Bytes per code.
+    pub(super) fn code_bytes(&self) -> usize {
+        self.elems * self.es
+    }
+
+    /// The bytes of codes `pairs` pairs of codes read: the measure of a call's work.
+    pub(super) fn work(&self, pairs: usize) -> usize {
+        pairs
+            .saturating_mul(self.elems.max(1))
+            .saturating_mul(self.es)
+    }
+
     /// The largest distance a sum of bit counts can reach: the bits of a code.
     pub(super) fn max_distance(&self) -> u64 {
-        (self.k * self.es * 8) as u64
+        (self.code_bytes() * 8) as u64
     }
 }
 
 pub(super) fn shape(plan: &Plan) -> Shape {
     let nd = plan.iter.len();
     let es = plan.in_dtype.size();
-    let k = plan.iter[nd - 1];
+    let elems = plan.iter[nd - 1];
     Shape {
         nb: nd - 3,
         m: plan.iter[nd - 3],
         n: plan.iter[nd - 2],
-        k,
+        elems,
         es,
         // Codes of a size not a multiple of eight bytes end in a word padded with zeros.
-        ww: (k * es).div_ceil(8),
+        ww: (elems * es).div_ceil(8),
     }
 }
 
@@ -515,8 +522,8 @@ pub(super) fn batches<'a>(
     let mut idx = [0usize; MAX_RANK];
     for _ in 0..count {
         let off = |st: &[usize]| (0..s.nb).map(|d| idx[d] * st[d]).sum::<usize>();
-        let a = rows(src(0), off(sa), s.m, sa[nd - 3], s.k, sa[nd - 1], s.es)?;
-        let b = rows(src(1), off(sb), s.n, sb[nd - 2], s.k, sb[nd - 1], s.es)?;
+        let a = rows(src(0), off(sa), s.m, sa[nd - 3], s.elems, sa[nd - 1], s.es)?;
+        let b = rows(src(1), off(sb), s.n, sb[nd - 2], s.elems, sb[nd - 1], s.es)?;
         let wide_sum = wide && plan.reduce == Some(ReduceOp::Sum);
         out.push(Batch::new(
             s,
@@ -557,7 +564,7 @@ pub(super) fn task<'t>(
         b: &bt.b.bytes[(j0 * bt.b.stride).min(bt.b.bytes.len())..],
         b_rows: nj,
         b_stride: bt.b.stride,
-        k: s.k,
+        elems: s.elems,
         elem_size: s.es,
         packed,
         wide_words: s.ww,
@@ -582,7 +589,7 @@ pub(crate) fn run(
         so: (plan.out_strides[nd - 3], plan.out_strides[nd - 2]),
         oes: plan.out_dtype.size(),
         how: how(plan),
-        work: plan.count.saturating_mul(s.k.max(1)).saturating_mul(s.es),
+        work: s.work(plan.count),
         s,
     };
     for bt in batches(plan, &job.s, inputs, pair.wide, usize::MAX)? {
@@ -592,14 +599,14 @@ pub(crate) fn run(
     Ok(())
 }
 
-/// [`run`] for one pair of packed matrices, with no plan: rows of `a` `[m, k]` and `b` `[n, k]`
+/// [`run`] for one pair of packed matrices, with no plan: rows of `a` `[m, elems]` and `b` `[n, elems]`
 /// of `dtype`, their pair sums into the packed `[m, n]` `out` of `oes`-byte elements. The
 /// caller validated the call, whose results are the counts as they are (no epilogue, no valid
 /// bits), and the lengths of the three buffers. A call of a few microseconds (one query against
 /// a thousand codes) spent more in building and copying the plan than in counting.
 pub(crate) fn run_packed(
     pair: PairRef<'_>,
-    (m, n, k): (usize, usize, usize),
+    (m, n, elems): (usize, usize, usize),
     dtype: crate::DataType,
     oes: usize,
     (a, b): (&[u8], &[u8]),
@@ -610,9 +617,9 @@ pub(crate) fn run_packed(
         nb: 0,
         m,
         n,
-        k,
+        elems,
         es,
-        ww: (k * es).div_ceil(8),
+        ww: (elems * es).div_ceil(8),
     };
     let count = m * n;
     if count == 0 {
@@ -622,12 +629,12 @@ pub(crate) fn run_packed(
         so: (n, 1),
         oes,
         how: (ReduceOp::Sum, super::accum::identity(ReduceOp::Sum, dtype)),
-        work: count.saturating_mul(k.max(1)).saturating_mul(es),
+        work: s.work(count),
         s,
     };
     let row = |src| Rows {
         bytes: std::borrow::Cow::Borrowed(src),
-        stride: k * es,
+        stride: elems * es,
     };
     let bt = Batch::new(&job.s, (row(a), row(b)), pair.wide, 0, usize::MAX);
     run_batch(&job, &bt, out, pair);
@@ -656,7 +663,7 @@ fn run_batch(job: &Job, bt: &Batch<'_>, region: &mut [u8], pair: PairRef<'_>) {
     };
     let plan = pair_plan(
         &PairWork {
-            code_bytes: s.k * s.es,
+            code_bytes: s.code_bytes(),
             rows_a: s.m,
             rows_b: s.n,
             out_bytes: oes,

@@ -168,7 +168,7 @@ impl Portable {
         task: &PairTask<'_>,
         out: &mut PairOut<'_, '_>,
     ) -> bool {
-        let bytes = task.k * task.elem_size;
+        let bytes = task.code_bytes();
         if task.b_stride != bytes || task.b.len() < task.b_rows * bytes || !portable_streams(bytes)
         {
             return false;

@@ -95,7 +95,7 @@ fn range_in(
     if s.m == 0 || s.n == 0 || limit == 0 {
         return Ok(hits);
     }
-    let work = (s.m * s.n).saturating_mul(s.k.max(1)).saturating_mul(s.es);
+    let work = s.work(s.m * s.n);
     let threads = match work >= KNN_PARALLEL_BYTES {
         true => crate::pool::num_threads(),
         false => 1,

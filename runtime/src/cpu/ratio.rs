@@ -39,7 +39,7 @@ pub(crate) fn with_ratio<R>(
 /// or key goes to `out`. Rows of `b` go a part at a time ([`RATIO_B_BYTES`]), so that the second
 /// read of their bytes, for their counts, finds them in the cache.
 pub(crate) fn tile(t: &Terms, and: PairRef<'_>, task: &PairTask<'_>, out: &mut PairOut<'_, '_>) {
-    let bytes = task.k * task.elem_size;
+    let bytes = task.code_bytes();
     // Whole blocks of eight rows, as `b` is packed.
     let part = (RATIO_B_BYTES / bytes.max(1)).next_multiple_of(8).max(8);
     let mut j0 = 0;
@@ -66,7 +66,7 @@ fn part_tile(
     j0: usize,
 ) {
     let (ni, nj) = (task.a_rows, task.b_rows);
-    let bytes = task.k * task.elem_size;
+    let bytes = task.code_bytes();
     let (mut both, mut b_ones, mut res) = TILE.take();
     both.clear();
     both.resize(ni * nj, 0);

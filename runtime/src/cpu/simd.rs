@@ -1,6 +1,6 @@
 //! The CPU executor's hot loops in the best version this CPU runs: each written once and compiled
 //! for the x86_64 baseline, AVX2 and AVX-512 by [`multiversion!`](super::isa::multiversion), with
-//! the feature test done once per process ([`isa`](super::isa::isa())). Also the SSE2 byte helpers
+//! the feature test done once per process ([`Level::current`]). Also the SSE2 byte helpers
 //! of binarization.
 
 #![allow(
@@ -10,13 +10,11 @@
 
 use super::accum::{FOLD_AND, FOLD_OR};
 use super::isa::multiversion;
-#[cfg(target_arch = "x86_64")]
-use super::isa::{Isa, isa};
 use super::kernel;
 use super::portable::Portable;
-use super::strategy::portable_codes;
 #[cfg(target_arch = "x86_64")]
-use super::strategy::{Level, packed_stream_rows};
+use super::strategy::packed_stream_rows;
+use super::strategy::{Level, portable_codes};
 use super::tiles;
 use super::tiles::Scalar;
 #[cfg(target_arch = "x86_64")]
@@ -40,8 +38,8 @@ pub(crate) fn compute<W: Word, O: Pod, const N: usize>(
     f: &impl Fn([W; N]) -> O,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if size_of_val(out) <= SMALL_BYTES && isa() != Isa::Baseline {
-        // SAFETY: `isa` detected AVX2 and POPCNT on this CPU (every level above the baseline
+    if size_of_val(out) <= SMALL_BYTES && Level::current() != Level::Baseline {
+        // SAFETY: the level's detection found AVX2 and POPCNT (every level above the baseline
         // includes them).
         return unsafe { hot_loop::avx2(lanes, out, f) };
     }
@@ -61,7 +59,7 @@ pub(crate) fn compute_new<W: Word, O: Pod, const N: usize>(
     f: &impl Fn([W; N]) -> O,
 ) -> Vec<O> {
     #[cfg(target_arch = "x86_64")]
-    if n.saturating_mul(size_of::<O>()) <= SMALL_BYTES && isa() != Isa::Baseline {
+    if n.saturating_mul(size_of::<O>()) <= SMALL_BYTES && Level::current() != Level::Baseline {
         // SAFETY: as in `compute`.
         return unsafe { hot_loop_new::avx2(lanes, n, f) }.into_vec();
     }
@@ -142,17 +140,8 @@ multiversion! {
     ) {
         baseline => scan_below_body(v, limit, f),
         // The mask of each sixteen, and only its candidates visited.
-        avx2 => {
-            // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
-            let avx2 = unsafe { Avx2::new_unchecked() };
-            x86_scan::scan_below(avx2, v, limit, f)
-        },
-        avx512 => {
-            // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
-            // BITALG.
-            let avx512 = unsafe { Avx512::<true>::new_unchecked() };
-            x86_scan::scan_below(avx512, v, limit, f)
-        },
+        avx2 => x86_scan::scan_below(AVX2, v, limit, f),
+        avx512 => x86_scan::scan_below(AVX512, v, limit, f),
     }
 }
 
@@ -192,17 +181,8 @@ multiversion! {
     ) {
         baseline => tiles::pair_wide_body::<E, _>(Scalar, task, packed, out),
         // The blocks' values are made only in the versions compiled for their features.
-        avx2 => {
-            // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
-            let avx2 = unsafe { Avx2::new_unchecked() };
-            tiles::pair_wide_body::<E, _>(avx2, task, packed, out)
-        },
-        avx512 => {
-            // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
-            // BITALG.
-            let avx512 = unsafe { Avx512::<true>::new_unchecked() };
-            tiles::pair_wide_body::<E, _>(avx512, task, packed, out)
-        },
+        avx2 => tiles::pair_wide_body::<E, _>(AVX2, task, packed, out),
+        avx512 => tiles::pair_wide_body::<E, _>(AVX512, task, packed, out),
     }
 }
 
@@ -219,16 +199,8 @@ multiversion! {
             let _ = (rows, buf);
             0
         },
-        avx2 => {
-            // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
-            let avx2 = unsafe { Avx2::new_unchecked() };
-            avx2.pack16(rows, buf)
-        },
-        avx512 => {
-            // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
-            let avx2 = unsafe { Avx2::new_unchecked() };
-            avx2.pack16(rows, buf)
-        },
+        avx2 => AVX2.pack16(rows, buf),
+        avx512 => AVX2.pack16(rows, buf),
     }
 }
 
@@ -358,14 +330,7 @@ multiversion! {
 /// levels run, where AVX-512 VPOPCNTDQ counts a register of words an instruction.
 #[inline(always)]
 pub(crate) fn tile_by_lookup() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        super::isa::isa() == super::isa::Isa::Avx2
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    matches!(Level::current(), Level::Avx2 | Level::Avx512Bw)
 }
 
 /// Whether [`stream_few()`] takes codes of `bytes` bytes in consecutive rows on this CPU: `b` is
@@ -373,13 +338,11 @@ pub(crate) fn tile_by_lookup() -> bool {
 pub(crate) fn streams(bytes: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        match super::isa::isa() {
-            super::isa::Isa::Avx512 => avx512_stream::streams(bytes),
-            super::isa::Isa::Avx2 => {
-                avx2_stream::avx2_streams(bytes)
-                    || (super::isa::avx512bw() && avx512_stream::bw_streams(bytes))
-            }
-            super::isa::Isa::Baseline => false,
+        match Level::current() {
+            Level::Avx512 => avx512_stream::streams(bytes),
+            Level::Avx512Bw => avx2_stream::avx2_streams(bytes) || avx512_stream::bw_streams(bytes),
+            Level::Avx2 => avx2_stream::avx2_streams(bytes),
+            Level::Baseline => false,
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -391,7 +354,7 @@ pub(crate) fn streams(bytes: usize) -> bool {
 
 multiversion! {
     /// Fewer than [`packed_stream_rows`] rows of `a` against rows of `b` as they lie, streamed
-    /// through AVX-512 registers ([`Avx512::stream`](Avx512::stream)) even where `b` is
+    /// through AVX-512 registers ([`Avx512::stream`](super::x86::Avx512::stream)) even where `b` is
     /// packed for the wide tile: a single query against short codes costs the wide tile's set-up
     /// (a stack frame of its every variant) more than its counting, and ten queries against a
     /// thousand codes of 16 bytes ran ahead streamed (at 100 queries the tile is ahead). On AVX2
@@ -405,17 +368,12 @@ multiversion! {
             false
         },
         avx2 => {
-            // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
-            let avx2 = unsafe { Avx2::new_unchecked() };
-            task.a_rows < packed_stream_rows(Level::current(), task.k * task.elem_size)
-                && (stream_bw::<E>(task, out) || avx2.stream::<E>(task, out))
+            task.a_rows < packed_stream_rows(Level::current(), task.code_bytes())
+                && (stream_bw::<E>(task, out) || AVX2.stream::<E>(task, out))
         },
         avx512 => {
-            // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
-            // BITALG.
-            let avx512 = unsafe { Avx512::<true>::new_unchecked() };
-            task.a_rows < packed_stream_rows(Level::current(), task.k * task.elem_size)
-                && avx512.stream::<E>(task, out)
+            task.a_rows < packed_stream_rows(Level::current(), task.code_bytes())
+                && AVX512.stream::<E>(task, out)
         }
     }
 }
@@ -425,9 +383,9 @@ multiversion! {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn stream_bw<E: WideExpr>(task: &PairTask<'_>, out: &mut PairOut<'_, '_>) -> bool {
-    super::isa::avx512bw()
-        && avx512_stream::bw_streams(task.k * task.elem_size)
-        // SAFETY: `avx512bw()` detected AVX2, POPCNT, AVX-512F and AVX-512BW.
+    Level::current() == Level::Avx512Bw
+        && avx512_stream::bw_streams(task.code_bytes())
+        // SAFETY: the level's detection found AVX2, POPCNT, AVX-512F and AVX-512BW.
         && unsafe { avx512_stream::stream_bw::<E>(task, out) }
 }
 
@@ -442,31 +400,26 @@ multiversion! {
         // Long codes of whole registers in consecutive rows stream through the portable
         // registers of four words.
         baseline => {
-            if !(portable_codes(task.k * task.elem_size) && Portable.stream::<E>(task, out)) {
+            if !(portable_codes(task.code_bytes()) && Portable.stream::<E>(task, out)) {
                 tiles::pair_words_body::<E, _>(Scalar, task, out)
             }
         },
         avx2 => {
-            // SAFETY: the `avx2` and `avx512` versions run only where `isa()` detected AVX2 and POPCNT.
-            let avx2 = unsafe { Avx2::new_unchecked() };
-            if stream_bw::<E>(task, out) || avx2.stream::<E>(task, out) {
+            if stream_bw::<E>(task, out) || AVX2.stream::<E>(task, out) {
                 return;
             }
             // Codes of three or more words, the last a part-word, count by `popcnt` too: the
             // compiler's count ran behind `popcnt` on codes of 20 bytes (through the tile's loop
             // of the time, a code at a time).
-            let full = task.k * task.elem_size == task.wide_words * 8;
+            let full = task.code_bytes() == task.wide_words * 8;
             if task.wide_words > crate::cpu::tuning::AVX2_POPCNT_WORDS || (task.wide_words > 2 && !full) {
-                tiles::pair_words_body::<E, _>(avx2, task, out)
+                tiles::pair_words_body::<E, _>(AVX2, task, out)
             } else {
                 tiles::pair_words_body::<E, _>(Scalar, task, out)
             }
         },
         avx512 => {
-            // SAFETY: the `avx512` version runs only where `isa()` detected AVX-512 F, BW, VPOPCNTDQ and
-            // BITALG.
-            let avx512 = unsafe { Avx512::<true>::new_unchecked() };
-            if !avx512.stream::<E>(task, out) {
+            if !AVX512.stream::<E>(task, out) {
                 tiles::pair_words_body::<E, _>(Scalar, task, out)
             }
         },

@@ -1,5 +1,6 @@
 //! The dispatchers of `simd.rs` at every instruction set this CPU runs, against plain loops.
 
+use crate::cpu::strategy::Level;
 use crate::element::IntWord;
 
 /// `pack16` packs whole groups of eight codes of 16 bytes as the wide tile reads them (block
@@ -15,7 +16,7 @@ fn pack16_packs_whole_groups_as_the_tile_reads_them() {
     type Pack = fn(&[u8], &mut [u64]) -> usize;
     let mut versions: Vec<(&str, Pack)> =
         vec![("dispatched", |r, b| crate::cpu::simd::pack16(r, b))];
-    if crate::cpu::isa::isa() != crate::cpu::isa::Isa::Baseline {
+    if Level::current() != Level::Baseline {
         // SAFETY: `isa` detected AVX2 and POPCNT.
         versions.push(("avx2", |r, b| unsafe {
             crate::cpu::simd::pack16::avx2(r, b)
@@ -26,7 +27,7 @@ fn pack16_packs_whole_groups_as_the_tile_reads_them() {
             let mut buf = vec![u64::MAX; blocks * 16 + 3];
             let done = pack(&rows[..codes * 16], &mut buf[..blocks * 16]);
             // None on the baseline, which leaves every code to the scalar transpose.
-            let vector = crate::cpu::isa::isa() != crate::cpu::isa::Isa::Baseline;
+            let vector = Level::current() != Level::Baseline;
             let can = if vector {
                 (codes / 8).min(blocks) * 8
             } else {
@@ -121,13 +122,13 @@ fn scan_matches<D: crate::cpu::kernel::Dist>(v: &[D], starts: &[u64], n: usize, 
     let mut versions: Vec<(&str, Scan<D>)> = vec![("baseline", |v, l, f| {
         crate::cpu::simd::scan_below::baseline(v, l, f)
     })];
-    if crate::cpu::isa::isa() != crate::cpu::isa::Isa::Baseline {
+    if Level::current() != Level::Baseline {
         // SAFETY: `isa` detected AVX2 and POPCNT.
         versions.push(("avx2", |v, l, f| unsafe {
             crate::cpu::simd::scan_below::avx2(v, l, f)
         }));
     }
-    if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512 {
+    if Level::current() == Level::Avx512 {
         // SAFETY: `isa` detected every feature `scan_below::avx512` is compiled for.
         versions.push(("avx512", |v, l, f| unsafe {
             crate::cpu::simd::scan_below::avx512(v, l, f)
@@ -209,7 +210,7 @@ fn every_instruction_set_gives_the_baseline_result() {
                 }
                 assert_eq!((&got, &got_c), (&base, &base_c), "AVX2, {n} elements");
             }
-            if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512 {
+            if Level::current() == Level::Avx512 {
                 // SAFETY: `isa` detected every feature `hot_loop::avx512` is compiled for.
                 unsafe {
                     crate::cpu::simd::hot_loop::avx512(&[&a[..], &b[..]], &mut got, &mixed);
@@ -227,7 +228,7 @@ fn every_instruction_set_gives_the_baseline_result() {
                 let v = unsafe { crate::cpu::simd::hot_loop_new::avx2(&lanes, n, &mixed) };
                 assert_eq!(v.into_vec(), base, "AVX2 into a new vector, {n} elements");
             }
-            if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512 {
+            if Level::current() == Level::Avx512 {
                 // SAFETY: `isa` detected every feature `hot_loop_new::avx512` is compiled for.
                 let v = unsafe { crate::cpu::simd::hot_loop_new::avx512(&[&a[..]], n, &count) };
                 assert_eq!(
@@ -327,7 +328,7 @@ fn every_instruction_set_folds_alike() {
                     });
                     assert_eq!((&c, &x), (&want_c, &want_x), "AVX2 {outs} x {row}, {g}");
                 }
-                if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512 {
+                if Level::current() == Level::Avx512 {
                     // SAFETY: `isa` detected every feature these are compiled for.
                     let c = base(&|acc| unsafe {
                         crate::cpu::simd::fold_count::avx512(&used[..g], acc, row, &count)
@@ -366,13 +367,13 @@ fn rows_ones_counts_each_row() {
             crate::cpu::simd::rows_ones(r, s, b, o)
         }),
     ];
-    if crate::cpu::isa::isa() != crate::cpu::isa::Isa::Baseline {
+    if Level::current() != Level::Baseline {
         // SAFETY: `isa` detected AVX2 and POPCNT.
         versions.push(("avx2", |r, s, b, o| unsafe {
             crate::cpu::simd::rows_ones::avx2(r, s, b, o)
         }));
     }
-    if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512 {
+    if Level::current() == Level::Avx512 {
         // SAFETY: `isa` detected every feature `rows_ones::avx512` is compiled for.
         versions.push(("avx512", |r, s, b, o| unsafe {
             crate::cpu::simd::rows_ones::avx512(r, s, b, o)

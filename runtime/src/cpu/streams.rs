@@ -12,6 +12,8 @@
 
 use super::tuning::LONG_CACHED_BYTES;
 use super::vector::{Group, Vector, emit};
+#[cfg(target_arch = "x86_64")]
+use super::x86::Count32;
 use crate::element::{Lanes, WideExpr};
 use crate::op::{PairOut, PairTask};
 use std::marker::PhantomData;
@@ -60,6 +62,52 @@ pub(super) fn code_count<E: WideExpr>(q: &[u8], code: &[u8]) -> u64 {
     whole + u64::from(rest)
 }
 
+/// Codes of four bytes, a 32-bit lane each (eight to an AVX2 register, sixteen to an AVX-512
+/// one), against the query repeated in every lane.
+#[cfg(target_arch = "x86_64")]
+struct Dwords<I: Vector, E> {
+    isa: I,
+    b: *const u8,
+    q: I::Reg,
+    expr: PhantomData<E>,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<I: Count32, E: WideExpr> Group<I> for Dwords<I, E> {
+    const SHORT: bool = true;
+    const SIXTEEN: bool = I::LANES == 8;
+    #[inline(always)]
+    unsafe fn at(&self, c: usize) -> I::Eight {
+        // SAFETY: the caller's: the register at `c * 4` (codes from `c`) lies inside the codes.
+        let x = unsafe { self.isa.load(self.b.add(c * 4)) };
+        self.isa.count32(E::wide([self.q, x]))
+    }
+}
+
+/// [`Dwords`] over every row of `a`, for codes of four bytes in consecutive rows of `b`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn stream_dwords<I: Count32, E: WideExpr>(
+    isa: I,
+    task: &PairTask<'_>,
+    out: &mut PairOut<'_, '_>,
+) {
+    let n = task.b_rows;
+    let b = &task.b[..n * 4];
+    each_row!(E, task, out, b, 4, |i, q| {
+        let d = u64::from(u32::from_le_bytes(q.try_into().unwrap_or([0; 4])));
+        let src = Dwords::<I, E> {
+            isa,
+            b: b.as_ptr(),
+            q: isa.set(&[d * 0x1_0000_0001; 8]),
+            expr: PhantomData,
+        };
+        // SAFETY: the groups read the registers of codes inside the row's `n` codes ([`emit`]),
+        // inside `b` (`n * 4` bytes).
+        unsafe { emit(isa, out, i, n, &src) }
+    });
+}
+
 /// The first `words` 64-bit words of `q` repeated across eight lanes: a query of that many words
 /// as every code of a register meets it.
 #[inline(always)]
@@ -103,7 +151,7 @@ pub(super) fn stream_words<I: Vector, E: WideExpr, const L: usize>(
     task: &PairTask<'_>,
     out: &mut PairOut<'_, '_>,
 ) {
-    debug_assert!(L <= I::LANES && task.k * task.elem_size == L * 8);
+    debug_assert!(L <= I::LANES && task.code_bytes() == L * 8);
     let (n, bytes) = (task.b_rows, L * 8);
     let b = &task.b[..n * bytes];
     each_row!(E, task, out, b, bytes, |i, q| {
@@ -250,7 +298,7 @@ pub(super) fn stream_long<I: Vector, E: WideExpr, const R: usize, const TAIL: bo
     task: &PairTask<'_>,
     out: &mut PairOut<'_, '_>,
 ) {
-    let (n, bytes, width) = (task.b_rows, task.k * task.elem_size, I::LANES * 8);
+    let (n, bytes, width) = (task.b_rows, task.code_bytes(), I::LANES * 8);
     let (regs, tail) = (bytes / width, bytes % width);
     debug_assert!(R <= 4 && (R == 0 || R == regs) && (tail != 0) == TAIL && regs > 0);
     let b = &task.b[..n * bytes];

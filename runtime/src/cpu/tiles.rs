@@ -7,7 +7,7 @@
 
 #[cfg(target_arch = "x86_64")]
 use crate::element::out_size;
-use crate::element::{WideExpr, Word, write8};
+use crate::element::{WideExpr, Word, by_const, write8};
 use crate::op::{PairOut, PairTask, ReduceOp};
 
 /// Rows of `a` at which packing `b` pays: below, each pair of rows is counted word by word on `b`
@@ -23,27 +23,17 @@ pub(crate) fn pair_words_body<E: WideExpr, C: WordCount>(
     task: &PairTask<'_>,
     out: &mut PairOut<'_, '_>,
 ) {
-    let full = task.k * task.elem_size == task.wide_words * 8;
+    let full = task.code_bytes() == task.wide_words * 8;
     // Every width to six words has an instance, its loop over a code's words unrolled: with the
     // width known only at run time, codes of 20, 28 and 40 bytes ran well behind these instances
     // (AVX2).
-    match (task.wide_words, full) {
-        (1, true) => words_rows::<E, C, 1, true>(c, task, out),
-        (2, true) => words_rows::<E, C, 2, true>(c, task, out),
-        (3, true) => words_rows::<E, C, 3, true>(c, task, out),
-        (4, true) => words_rows::<E, C, 4, true>(c, task, out),
-        (5, true) => words_rows::<E, C, 5, true>(c, task, out),
-        (6, true) => words_rows::<E, C, 6, true>(c, task, out),
-        (8, true) => words_rows::<E, C, 8, true>(c, task, out),
-        (16, true) => words_rows::<E, C, 16, true>(c, task, out),
-        (_, true) => words_rows::<E, C, 0, true>(c, task, out),
-        (1, false) => words_rows::<E, C, 1, false>(c, task, out),
-        (2, false) => words_rows::<E, C, 2, false>(c, task, out),
-        (3, false) => words_rows::<E, C, 3, false>(c, task, out),
-        (4, false) => words_rows::<E, C, 4, false>(c, task, out),
-        (5, false) => words_rows::<E, C, 5, false>(c, task, out),
-        (6, false) => words_rows::<E, C, 6, false>(c, task, out),
-        (_, false) => words_rows::<E, C, 0, false>(c, task, out),
+    match full {
+        true => by_const!(task.wide_words, WW in [1, 2, 3, 4, 5, 6, 8, 16] =>
+            words_rows::<E, C, WW, true>(c, task, out),
+            _ => words_rows::<E, C, 0, true>(c, task, out)),
+        false => by_const!(task.wide_words, WW in [1, 2, 3, 4, 5, 6] =>
+            words_rows::<E, C, WW, false>(c, task, out),
+            _ => words_rows::<E, C, 0, false>(c, task, out)),
     }
 }
 
@@ -71,7 +61,7 @@ fn words_rows<E: WideExpr, C: WordCount, const WW: usize, const FULL: bool>(
     out: &mut PairOut<'_, '_>,
 ) {
     let ww = if WW == 0 { task.wide_words } else { WW };
-    let row_bytes = task.k * task.elem_size;
+    let row_bytes = task.code_bytes();
     let last = last_word_bytes(row_bytes, ww);
     let pad = padding_count::<E>(row_bytes, ww);
     let mut aw = vec![0u64; ww];
@@ -266,7 +256,7 @@ pub(crate) fn pair_wide_body<E: WideExpr, B: Block>(
     out: &mut PairOut<'_, '_>,
 ) {
     let ww = task.wide_words;
-    let row_bytes = task.k * task.elem_size;
+    let row_bytes = task.code_bytes();
     let last = last_word_bytes(row_bytes, ww);
     let pad = padding_count::<E>(row_bytes, ww);
     let blocks = task.b_rows.div_ceil(8);
@@ -388,15 +378,8 @@ fn blocks_out<E: WideExpr, B: Block, const R: usize>(
             }
         }
     }
-    match ww {
-        1 => each::<E, B, R, 1>(isa, aw, packed, blocks, out, i0),
-        2 => each::<E, B, R, 2>(isa, aw, packed, blocks, out, i0),
-        3 => each::<E, B, R, 3>(isa, aw, packed, blocks, out, i0),
-        4 => each::<E, B, R, 4>(isa, aw, packed, blocks, out, i0),
-        5 => each::<E, B, R, 5>(isa, aw, packed, blocks, out, i0),
-        6 => each::<E, B, R, 6>(isa, aw, packed, blocks, out, i0),
-        8 => each::<E, B, R, 8>(isa, aw, packed, blocks, out, i0),
-        16 => each::<E, B, R, 16>(isa, aw, packed, blocks, out, i0),
+    by_const!(ww, WW in [1, 2, 3, 4, 5, 6, 8, 16] =>
+        each::<E, B, R, WW>(isa, aw, packed, blocks, out, i0),
         _ => {
             for (jb, pb) in packed.chunks_exact(ww * 8).take(blocks).enumerate() {
                 let mut acc = [[0u64; 8]; R];
@@ -406,7 +389,7 @@ fn blocks_out<E: WideExpr, B: Block, const R: usize>(
                 }
             }
         }
-    }
+    )
 }
 
 /// `R` rows of `a` (`ww` words each, in `aw`) against a packed block of eight rows of `b`. Codes of
@@ -421,17 +404,9 @@ fn block<E: WideExpr, B: Block, const R: usize>(
     ww: usize,
     acc: &mut [[u64; 8]; R],
 ) {
-    match ww {
-        1 => isa.block::<E, 1, R>(aw, pb, acc),
-        2 => isa.block::<E, 2, R>(aw, pb, acc),
-        3 => isa.block::<E, 3, R>(aw, pb, acc),
-        4 => isa.block::<E, 4, R>(aw, pb, acc),
-        5 => isa.block::<E, 5, R>(aw, pb, acc),
-        6 => isa.block::<E, 6, R>(aw, pb, acc),
-        8 => isa.block::<E, 8, R>(aw, pb, acc),
-        16 => isa.block::<E, 16, R>(aw, pb, acc),
-        _ => isa.block_any::<E, R>(aw, pb, ww, acc),
-    }
+    by_const!(ww, WW in [1, 2, 3, 4, 5, 6, 8, 16] =>
+        isa.block::<E, WW, R>(aw, pb, acc),
+        _ => isa.block_any::<E, R>(aw, pb, ww, acc))
 }
 
 /// A register block of the wide tile on one instruction set: `R` rows of `a` (`ww` words each, in
@@ -522,7 +497,7 @@ pub(crate) fn pair_elems_body<W: Word>(
     elem: &impl Fn([W; 2]) -> u64,
 ) {
     let es = task.elem_size;
-    let row_bytes = task.k * es;
+    let row_bytes = task.elems * es;
     // Rows of no element (K = 0) may lie past the end of empty buffers.
     fn row(buf: &[u8], at: usize, len: usize) -> &[u8] {
         if len == 0 { &[] } else { &buf[at..at + len] }
@@ -534,12 +509,12 @@ pub(crate) fn pair_elems_body<W: Word>(
             let mut acc = task.identity;
             match task.op {
                 ReduceOp::Sum => {
-                    for e in 0..task.k {
+                    for e in 0..task.elems {
                         acc += elem([read::<W>(ar, e, es), read::<W>(br, e, es)]);
                     }
                 }
                 op => {
-                    for e in 0..task.k {
+                    for e in 0..task.elems {
                         acc = op.combine(acc, elem([read::<W>(ar, e, es), read::<W>(br, e, es)]));
                     }
                 }

@@ -32,19 +32,6 @@ impl<const VPOPCNT: bool> Avx512<VPOPCNT> {
     pub(super) const unsafe fn new_unchecked() -> Self {
         Avx512(())
     }
-
-    /// The token, where the CPU has the features it stands for.
-    #[cfg(test)]
-    pub(super) fn detect() -> Option<Self> {
-        let base = std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("popcnt")
-            && std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw");
-        let count = std::arch::is_x86_feature_detected!("avx512vpopcntdq")
-            && std::arch::is_x86_feature_detected!("avx512bitalg");
-        // SAFETY: the features were detected.
-        (base && (count || !VPOPCNT)).then(|| unsafe { Self::new_unchecked() })
-    }
 }
 
 /// The AVX2 blocks. A value is the proof that the CPU has AVX2 and POPCNT: made only by
@@ -61,15 +48,6 @@ impl Avx2 {
     #[inline(always)]
     pub(super) const unsafe fn new_unchecked() -> Self {
         Avx2(())
-    }
-
-    /// The token, where the CPU has AVX2 and POPCNT.
-    #[cfg(test)]
-    pub(super) fn detect() -> Option<Self> {
-        let has = std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("popcnt");
-        // SAFETY: the features were detected.
-        has.then(|| unsafe { Self::new_unchecked() })
     }
 }
 
@@ -139,52 +117,42 @@ pub(super) struct V512(pub(super) __m512i);
 #[derive(Clone, Copy)]
 pub(super) struct V256(pub(super) __m256i);
 
-// SAFETY (every `unsafe` block of the impls below): the intrinsics need AVX-512F (`V512`) or
-// AVX2 (`V256`), which the CPU has because a value of the type exists (see the types).
-impl Lanes for V512 {
-    #[inline(always)]
-    fn not(self) -> Self {
-        // SAFETY: see above.
-        V512(unsafe { _mm512_ternarylogic_epi64::<0x55>(self.0, self.0, self.0) })
-    }
-    #[inline(always)]
-    fn and(self, r: Self) -> Self {
-        // SAFETY: see above.
-        V512(unsafe { _mm512_and_si512(self.0, r.0) })
-    }
-    #[inline(always)]
-    fn or(self, r: Self) -> Self {
-        // SAFETY: see above.
-        V512(unsafe { _mm512_or_si512(self.0, r.0) })
-    }
-    #[inline(always)]
-    fn xor(self, r: Self) -> Self {
-        // SAFETY: see above.
-        V512(unsafe { _mm512_xor_si512(self.0, r.0) })
-    }
+/// `Lanes` of a register type: the op's expression on whole registers.
+macro_rules! lanes {
+    ($($v:ident: not($x:ident) = $not:expr, $and:ident, $or:ident, $xor:ident;)*) => {$(
+        // SAFETY (every `unsafe` block): the intrinsics need AVX-512F (`V512`) or AVX2 (`V256`),
+        // which the CPU has because a value of the type exists (see the types).
+        impl Lanes for $v {
+            #[inline(always)]
+            fn not(self) -> Self {
+                let $x = self.0;
+                // SAFETY: see above.
+                $v(unsafe { $not })
+            }
+            #[inline(always)]
+            fn and(self, r: Self) -> Self {
+                // SAFETY: see above.
+                $v(unsafe { $and(self.0, r.0) })
+            }
+            #[inline(always)]
+            fn or(self, r: Self) -> Self {
+                // SAFETY: see above.
+                $v(unsafe { $or(self.0, r.0) })
+            }
+            #[inline(always)]
+            fn xor(self, r: Self) -> Self {
+                // SAFETY: see above.
+                $v(unsafe { $xor(self.0, r.0) })
+            }
+        }
+    )*};
 }
 
-impl Lanes for V256 {
-    #[inline(always)]
-    fn not(self) -> Self {
-        // SAFETY: see above.
-        V256(unsafe { _mm256_xor_si256(self.0, _mm256_set1_epi64x(-1)) })
-    }
-    #[inline(always)]
-    fn and(self, r: Self) -> Self {
-        // SAFETY: see above.
-        V256(unsafe { _mm256_and_si256(self.0, r.0) })
-    }
-    #[inline(always)]
-    fn or(self, r: Self) -> Self {
-        // SAFETY: see above.
-        V256(unsafe { _mm256_or_si256(self.0, r.0) })
-    }
-    #[inline(always)]
-    fn xor(self, r: Self) -> Self {
-        // SAFETY: see above.
-        V256(unsafe { _mm256_xor_si256(self.0, r.0) })
-    }
+lanes! {
+    V512: not(x) = _mm512_ternarylogic_epi64::<0x55>(x, x, x),
+        _mm512_and_si512, _mm512_or_si512, _mm512_xor_si512;
+    V256: not(x) = _mm256_xor_si256(x, _mm256_set1_epi64x(-1)),
+        _mm256_and_si256, _mm256_or_si256, _mm256_xor_si256;
 }
 
 impl Avx512 {
@@ -262,19 +230,35 @@ unsafe fn byte_counts512(v: __m512i) -> __m512i {
     }
 }
 
-impl<const VP: bool> Avx512<VP> {
-    /// The bit counts of `v`'s sixteen 32-bit lanes, as [`Vector::count`] counts 64-bit lanes.
-    ///
-    /// # Safety
-    /// As for a value of the type: its features are present.
+/// The instruction sets as codes of four bytes take them: a register's 32-bit lanes counted, one
+/// code a lane.
+pub(super) trait Count32: Vector {
+    /// The bit counts of `v`'s 32-bit lanes, as [`Vector::count`] counts 64-bit lanes.
+    fn count32(self, v: Self::Reg) -> Self::Eight;
+}
+
+impl Count32 for Avx2 {
+    /// Each lane's byte counts summed by two multiply-adds.
     #[inline(always)]
-    pub(super) unsafe fn count32(self, v: __m512i) -> __m512i {
-        // SAFETY: the caller's; registers only. VPOPCNTD only where `VP` says the CPU has it.
+    fn count32(self, v: V256) -> __m256i {
+        // SAFETY: AVX2 is present (see `Avx2`); registers only.
+        unsafe {
+            let pairs = _mm256_maddubs_epi16(byte_counts(v.0), _mm256_set1_epi8(1));
+            _mm256_madd_epi16(pairs, _mm256_set1_epi16(1))
+        }
+    }
+}
+
+impl<const VP: bool> Count32 for Avx512<VP> {
+    #[inline(always)]
+    fn count32(self, v: V512) -> __m512i {
+        // SAFETY: the features are present (see `Avx512`); registers only. VPOPCNTD only where
+        // `VP` says the CPU has it.
         unsafe {
             match VP {
-                true => _mm512_popcnt_epi32(v),
+                true => _mm512_popcnt_epi32(v.0),
                 false => {
-                    let pairs = _mm512_maddubs_epi16(byte_counts512(v), _mm512_set1_epi8(1));
+                    let pairs = _mm512_maddubs_epi16(byte_counts512(v.0), _mm512_set1_epi8(1));
                     _mm512_madd_epi16(pairs, _mm512_set1_epi16(1))
                 }
             }

@@ -24,12 +24,7 @@ impl Block for Avx512 {
         dst: &mut [u8],
         stride: usize,
     ) {
-        let es = out_size(es);
-        if !blocks_fit::<Self, WW, R>(es, aw, packed, blocks, dst.len(), stride) {
-            debug_assert!(false, "blocks_out: rows past the output");
-            return;
-        }
-        // SAFETY: the features of `Avx512` are present (see there); the bounds were checked above.
+        // SAFETY: the features of `Avx512` are present (see there).
         unsafe { blocks_out_avx512::<E, WW, R>(self, es, aw, packed, blocks, dst, stride) }
     }
     #[inline(always)]
@@ -133,12 +128,7 @@ impl Block for Avx2 {
         dst: &mut [u8],
         stride: usize,
     ) {
-        let es = out_size(es);
-        if !blocks_fit::<Self, WW, R>(es, aw, packed, blocks, dst.len(), stride) {
-            debug_assert!(false, "blocks_out: rows past the output");
-            return;
-        }
-        // SAFETY: AVX2 is present (see `Avx2`); the bounds were checked above.
+        // SAFETY: AVX2 is present (see `Avx2`).
         unsafe { blocks_out_avx2::<E, WW, R>(self, es, aw, packed, blocks, dst, stride) }
     }
     #[inline(always)]
@@ -157,58 +147,45 @@ impl Block for Avx2 {
     }
 }
 
-isa_fn! { avx512 =>
-    /// [`Block::blocks_out`] of [`Avx512`], its bounds checked ([`blocks_fit`]): a function of its own,
-    /// compiled for the `avx512` version's features, for the reason [`blocks_out_avx2`] gives (that
-    /// version's debug frame had passed 1.7 MiB).
-    ///
-    /// # Safety
-    /// The features of `Avx512` must be present, and `blocks_fit` true of the arguments.
-    #[inline]
-    unsafe fn blocks_out_avx512<E: WideExpr, const WW: usize, const R: usize>(
-        isa: Avx512,
-        es: usize,
-        aw: &[u64],
-        packed: &[u64],
-        blocks: usize,
-        dst: &mut [u8],
-        stride: usize,
-    ) {
-        // SAFETY: the caller's.
-        unsafe {
-            by_out_size!(WW <= 2, es, ES => {
-                blocks_sized::<Avx512, E, WW, R, ES>(isa, es, aw, packed, blocks, dst, stride)
-            })
+/// Each instruction set's [`Block::blocks_out`]: a function of its own, compiled for the set's
+/// features, that checks the bounds ([`blocks_fit`]) and runs [`blocks_sized`]. Inlined into the
+/// versions of `simd::pair_wide` for every code width, output size and count of rows, the blocks
+/// took a version's stack frame in a debug build past a test thread's 2 MiB stack; the release
+/// build inlines the function or calls it once for many blocks.
+macro_rules! blocks_out {
+    ($($level:ident: $name:ident($isa:ty);)*) => {$(
+        isa_fn! { $level =>
+            /// # Safety
+            /// The features of the instruction set must be present.
+            #[inline]
+            unsafe fn $name<E: WideExpr, const WW: usize, const R: usize>(
+                isa: $isa,
+                es: usize,
+                aw: &[u64],
+                packed: &[u64],
+                blocks: usize,
+                dst: &mut [u8],
+                stride: usize,
+            ) {
+                let es = out_size(es);
+                if !blocks_fit::<$isa, WW, R>(es, aw, packed, blocks, dst.len(), stride) {
+                    debug_assert!(false, "blocks_out: rows past the output");
+                    return;
+                }
+                // SAFETY: the caller's; the bounds were checked above.
+                unsafe {
+                    by_out_size!(WW <= 2, es, ES => {
+                        blocks_sized::<$isa, E, WW, R, ES>(isa, es, aw, packed, blocks, dst, stride)
+                    })
+                }
+            }
         }
-    }
+    )*};
 }
 
-isa_fn! { avx2 =>
-    /// [`Block::blocks_out`] of [`Avx2`], its bounds checked ([`blocks_fit`]): a function of its own,
-    /// compiled for AVX2, where the other blocks are inlined into the `avx2` version of
-    /// `simd::pair_wide`. Inlined there for every code width, output size and count of rows, it took
-    /// that version's stack frame in a debug build past 1.3 MiB, and a test thread's 2 MiB stack
-    /// overflowed; the release build inlines it or calls it once for many blocks.
-    ///
-    /// # Safety
-    /// AVX2 must be present, and `blocks_fit` true of the arguments.
-    #[inline]
-    unsafe fn blocks_out_avx2<E: WideExpr, const WW: usize, const R: usize>(
-        isa: Avx2,
-        es: usize,
-        aw: &[u64],
-        packed: &[u64],
-        blocks: usize,
-        dst: &mut [u8],
-        stride: usize,
-    ) {
-        // SAFETY: the caller's.
-        unsafe {
-            by_out_size!(WW <= 2, es, ES => {
-                blocks_sized::<Avx2, E, WW, R, ES>(isa, es, aw, packed, blocks, dst, stride)
-            })
-        }
-    }
+blocks_out! {
+    avx512: blocks_out_avx512(Avx512);
+    avx2: blocks_out_avx2(Avx2);
 }
 
 /// What the blocks loop asks of an instruction set: how many packed blocks it counts at once, and

@@ -7,9 +7,34 @@
 )]
 
 use super::avx512_stream::*;
+use super::strategy::Level;
 use super::x86::*;
 use crate::element::{Lanes, WideExpr};
 use crate::op::{PairOut, PairTask, ReduceOp};
+
+impl<const VPOPCNT: bool> Avx512<VPOPCNT> {
+    /// The token, where the CPU has the features it stands for.
+    pub(super) fn detect() -> Option<Self> {
+        let base = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("popcnt")
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw");
+        let count = std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+            && std::arch::is_x86_feature_detected!("avx512bitalg");
+        // SAFETY: the features were detected.
+        (base && (count || !VPOPCNT)).then(|| unsafe { Self::new_unchecked() })
+    }
+}
+
+impl Avx2 {
+    /// The token, where the CPU has AVX2 and POPCNT.
+    pub(super) fn detect() -> Option<Self> {
+        let has = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("popcnt");
+        // SAFETY: the features were detected.
+        has.then(|| unsafe { Self::new_unchecked() })
+    }
+}
 
 /// The tests' expressions: `Xnor` counts the padding too, which the kernels take off; `Mixed`
 /// has every operator.
@@ -60,7 +85,7 @@ fn consecutive<'t>(a: &'t [u8], m: usize, b: &'t [u8], n: usize, bytes: usize) -
         b,
         b_rows: n,
         b_stride: bytes,
-        k: bytes,
+        elems: bytes,
         elem_size: 1,
         packed: None,
         wide_words: bytes.div_ceil(8),
@@ -136,7 +161,7 @@ fn every_instruction_set_counts_blocks_alike() {
                     assert_eq!(one[0], want[r], "AVX2 one row, {ww} words");
                 }
             }
-            if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512 {
+            if Level::current() == Level::Avx512 {
                 Avx512::<true>::detect()
                     .expect("AVX-512 was detected")
                     .block_any::<E, RB>(&aw, &pb, ww, &mut got);
@@ -381,7 +406,7 @@ fn every_output_size(
 /// AVX-512, and with F and BW alone (`false`, the nibble-lookup count) wherever F and BW are
 /// present, AVX-512 CPUs included, so that a CPU with VPOPCNTDQ tests both.
 fn avx512_forms() -> Vec<bool> {
-    let full = crate::cpu::isa::isa() == crate::cpu::isa::Isa::Avx512;
+    let full = Level::current() == Level::Avx512;
     let bw = std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("popcnt")
         && std::arch::is_x86_feature_detected!("avx512f")
@@ -457,7 +482,7 @@ fn stream_takes<E: WideExpr>(
 /// word leaves).
 #[test]
 fn avx2_streams_give_the_word_tile_counts() {
-    if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Baseline {
+    if Level::current() == Level::Baseline {
         return;
     }
     fn check<E: WideExpr>(name: &str) {
@@ -508,7 +533,7 @@ fn portable_streams_give_the_word_tile_counts() {
 /// 255 without that bound, give every bit, and AND of all-ones codes alike.
 #[test]
 fn long_avx2_codes_count_every_bit() {
-    if crate::cpu::isa::isa() == crate::cpu::isa::Isa::Baseline {
+    if Level::current() == Level::Baseline {
         return;
     }
     for bytes in [512, 1024, 1040, 2048, 4096] {
@@ -521,7 +546,7 @@ fn long_avx2_codes_count_every_bit() {
             let taken = Avx2::detect()
                 .expect("AVX2 was detected")
                 .stream::<E>(task, &mut PairOut::tile(&mut got, n));
-            assert!(taken, "{} bytes not streamed", task.k);
+            assert!(taken, "{} bytes not streamed", task.elems);
             got
         }
         for (name, got) in [
