@@ -24,12 +24,7 @@ use std::arch::x86_64::*;
 /// alone; with AVX-512 F and BW they take the AVX-512 streams ([`bw_streams`](super::avx512_stream::bw_streams)), whose 64-byte
 /// registers halve the lookups per code.
 pub(super) fn avx2_streams(bytes: usize) -> bool {
-    short_avx2_streams(bytes) || super::strategy::long_avx2_codes(bytes)
-}
-
-/// The sizes of [`avx2_streams`] that hold a code in part of a register: 4 and 8 to 16 bytes.
-fn short_avx2_streams(bytes: usize) -> bool {
-    matches!(bytes, 4 | 8 | 9..=16)
+    matches!(bytes, 4 | 8..=16) || super::strategy::long_avx2_codes(bytes)
 }
 
 /// Codes of 9 to 15 bytes, two to a register as [`Words`](super::streams::Words) takes codes of 16: each code read as

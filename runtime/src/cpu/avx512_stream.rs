@@ -25,7 +25,7 @@ isa_fn! { avx512bw =>
     /// the sizes [`bw_streams`] names, before the AVX2 streams.
     ///
     /// # Safety
-    /// AVX2, POPCNT, AVX-512F and AVX-512BW must be present (`isa::avx512bw()`).
+    /// AVX2, POPCNT, AVX-512F and AVX-512BW must be present (the `avx512bw` level).
     pub(super) unsafe fn stream_bw<E: WideExpr>(
         task: &PairTask<'_>,
         out: &mut PairOut<'_, '_>,
@@ -186,17 +186,8 @@ impl<const VP: bool> Avx512<VP> {
                 emit(self, out, i, n, &src)
             };
             // The codes past the registers (of a row of fewer than sixteen), one at a time.
-            let mut qp = [0u8; 64];
-            qp[..bytes].copy_from_slice(q);
             for j in done..n {
-                out.put_run(
-                    i,
-                    j,
-                    &[code_count::<E>(
-                        &qp[..bytes],
-                        &b[j * bytes..(j + 1) * bytes],
-                    )],
-                );
+                out.put_run(i, j, &[code_count::<E>(q, &b[j * bytes..(j + 1) * bytes])]);
             }
         }
     }

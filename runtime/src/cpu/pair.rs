@@ -48,16 +48,9 @@ pub fn pair<W: Word, E: WideExpr>(
     elem: impl Fn([W; 2]) -> u64,
     use_wide: bool,
 ) {
-    match task.packed {
-        Some(packed) if use_wide && task.op == ReduceOp::Sum => {
-            if !simd::stream_few::<E>(task, out) {
-                simd::pair_wide::<E>(task, packed, out)
-            }
-        }
-        None if use_wide && task.op == ReduceOp::Sum && task.wide_words > 0 => {
-            simd::pair_words::<E>(task, out)
-        }
-        _ => simd::pair_elems(task, out, &elem),
+    match use_wide && task.op == ReduceOp::Sum && (task.packed.is_some() || task.wide_words > 0) {
+        true => pair_form::<E>(task, out),
+        false => simd::pair_elems(task, out, &elem),
     }
 }
 

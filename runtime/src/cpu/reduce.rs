@@ -267,30 +267,12 @@ impl<'a> Job<'a> {
 
     /// Input offsets (in elements) of kept linear index `o`.
     fn kept_base(&self, o: usize) -> [usize; MAX_INPUTS] {
-        let mut base = [0usize; MAX_INPUTS];
-        let mut rem = o;
-        for d in (0..self.kept.len()).rev() {
-            let i = rem % self.kept[d];
-            rem /= self.kept[d];
-            for (k, b) in base.iter_mut().enumerate().take(self.n) {
-                *b += i * self.k_str[k][d];
-            }
-        }
-        base
+        offsets([0; MAX_INPUTS], o, self.kept, &self.k_str, self.n)
     }
 
     /// Input offsets of reduced linear index `r`, added to `base`.
     fn red_base(&self, base: &[usize; MAX_INPUTS], r: usize) -> [usize; MAX_INPUTS] {
-        let mut at = *base;
-        let mut rem = r;
-        for d in (0..self.red.len()).rev() {
-            let i = rem % self.red[d];
-            rem /= self.red[d];
-            for (k, b) in at.iter_mut().enumerate().take(self.n) {
-                *b += i * self.r_str[k][d];
-            }
-        }
-        at
+        offsets(*base, r, self.red, &self.r_str, self.n)
     }
 
     /// `m` elements of each input, the first at `offs` and then every `strides`: the input itself
@@ -476,6 +458,26 @@ impl<'a> Job<'a> {
             done += m;
         }
     }
+}
+
+/// `base` plus the offsets (in elements) of each of the first `n` inputs at linear index `lin`
+/// of the dimensions `dims`, whose strides for input `k` are `strides[k]`.
+fn offsets(
+    mut base: [usize; MAX_INPUTS],
+    lin: usize,
+    dims: &[usize],
+    strides: &[&[usize]; MAX_INPUTS],
+    n: usize,
+) -> [usize; MAX_INPUTS] {
+    let mut rem = lin;
+    for d in (0..dims.len()).rev() {
+        let i = rem % dims[d];
+        rem /= dims[d];
+        for (b, st) in base.iter_mut().zip(strides).take(n) {
+            *b += i * st[d];
+        }
+    }
+    base
 }
 
 /// How a reduction's outputs are cut into units of work: single outputs (rows), or blocks of

@@ -13,13 +13,14 @@ use crate::element::{Lanes, WideExpr};
 use std::arch::x86_64::*;
 
 /// The AVX-512 (F, BW and VPOPCNTDQ) blocks. A value is the proof that the CPU has those
-/// features: made only by [`Avx512::new_unchecked`], whose callers (the `avx512` versions of
-/// `simd`'s functions) run after `isa()` detected them, and in tests by `Avx512::detect`.
+/// features: made only by [`Avx512::new_unchecked`], whose callers (the `avx512` versions that
+/// `multiversion!` writes) run where the level's detection found them, and in tests by
+/// `Avx512::detect`.
 ///
 /// `Avx512<false>` is the streams on AVX-512 F and BW without VPOPCNTDQ: each 64-bit lane
 /// counted by nibble lookup (`vpshufb`) and a sum of its bytes (`vpsadbw`), what VPOPCNTQ gives
-/// in one instruction. Made only by [`stream_bw`](super::avx512_stream::stream_bw), which runs after `isa::avx512bw()` detected F
-/// and BW.
+/// in one instruction. Made only by [`stream_bw`](super::avx512_stream::stream_bw), which runs
+/// at the `avx512bw` level alone.
 #[derive(Clone, Copy)]
 pub(super) struct Avx512<const VPOPCNT: bool = true>(());
 
@@ -35,8 +36,8 @@ impl<const VPOPCNT: bool> Avx512<VPOPCNT> {
 }
 
 /// The AVX2 blocks. A value is the proof that the CPU has AVX2 and POPCNT: made only by
-/// [`Avx2::new_unchecked`], whose callers (the `avx2` and `avx512` versions of `simd`'s
-/// functions) run after `isa()` detected them, and in tests by `Avx2::detect`.
+/// [`Avx2::new_unchecked`], whose callers (the `avx2` and `avx512` versions that `multiversion!`
+/// writes) run where the level's detection found them, and in tests by `Avx2::detect`.
 #[derive(Clone, Copy)]
 pub(super) struct Avx2(());
 

@@ -394,8 +394,8 @@ impl WordCount for Avx2 {
     #[inline(always)]
     fn count(self, x: u64) -> u64 {
         let n: u64;
-        // SAFETY: POPCNT is present (a value of `Avx2` is made only where `isa()` detected
-        // AVX2 and POPCNT); the instruction reads and writes one register and the flags.
+        // SAFETY: POPCNT is present (a value of `Avx2` is made only where the level's detection
+        // found AVX2 and POPCNT); the instruction reads and writes one register and the flags.
         unsafe {
             std::arch::asm!(
                 "popcnt {0}, {0}",

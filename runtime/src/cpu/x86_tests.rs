@@ -402,8 +402,8 @@ fn every_output_size(
     taken
 }
 
-/// The forms of the AVX-512 streams this CPU runs: with VPOPCNTDQ (`true`) where `isa()` is
-/// AVX-512, and with F and BW alone (`false`, the nibble-lookup count) wherever F and BW are
+/// The forms of the AVX-512 streams this CPU runs: with VPOPCNTDQ (`true`) where the level is
+/// `avx512`, and with F and BW alone (`false`, the nibble-lookup count) wherever F and BW are
 /// present, AVX-512 CPUs included, so that a CPU with VPOPCNTDQ tests both.
 fn avx512_forms() -> Vec<bool> {
     let full = Level::current() == Level::Avx512;
