@@ -120,8 +120,7 @@ fn range_in(
         return Ok(parts.pop().unwrap_or(hits));
     }
     let total: usize = parts.iter().map(|p| p.indices.len()).sum();
-    hits.keys = reserve(total)?;
-    hits.indices = reserve(total)?;
+    (hits.keys, hits.indices) = reserve_pair(total)?;
     for rp in 0..row_parts {
         let i0 = rp * rows_per;
         for r in i0..(i0 + rows_per).min(s.m) {
@@ -188,15 +187,11 @@ fn scan(
     let _one = CONVERT
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    crate::alloc::check_pair(
-        total.saturating_mul(8),
-        total.saturating_mul(8),
-        "range_search hits",
-    )?;
+    let (keys, indices) = reserve_pair(total)?;
     let mut out = Hits {
         lims: Vec::with_capacity(i1 - i0 + 1),
-        keys: reserve(total)?,
-        indices: reserve(total)?,
+        keys,
+        indices,
     };
     out.lims.push(0);
     for list in lists {
@@ -214,17 +209,22 @@ static CONVERT: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// what two tasks may add between checks is small beside a container's memory.
 const HELD_CHECK: usize = 16 << 20;
 
-/// An empty vector with room for `n` hits, or the error that says the memory cannot be had.
-fn reserve(n: usize) -> Result<Vec<u64>> {
+/// Empty arrays of keys and of indices with room for `n` hits each, checked together against
+/// the memory the machine can give (pages reserved and not yet written are not resident, so a
+/// check of the second alone would not count the first), or the error that says it cannot be had.
+fn reserve_pair(n: usize) -> Result<(Vec<u64>, Vec<u64>)> {
     let bytes = n.saturating_mul(8);
-    crate::alloc::check_allocation(bytes, "range_search hits")?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Error::AllocationFailed {
-            tensor: "range_search hits".to_owned(),
-            bytes,
-        })?;
-    Ok(v)
+    crate::alloc::check_pair(bytes, bytes, "range_search hits")?;
+    let one = || {
+        let mut v = Vec::new();
+        v.try_reserve_exact(n)
+            .map_err(|_| Error::AllocationFailed {
+                tensor: "range_search hits".to_owned(),
+                bytes,
+            })
+            .map(|()| v)
+    };
+    Ok((one()?, one()?))
 }
 
 /// The hits of one tile row (results of rows `j0..` of `b`) onto `list`, as `(key, index)`.
