@@ -343,6 +343,31 @@ macro_rules! by_const {
 }
 pub(crate) use by_const;
 
+/// Evaluates `$body` with the type `$T` the unsigned integer of `$es` bytes (1, 2, 4, else 8).
+macro_rules! by_elem {
+    ($es:expr, $T:ident => $body:expr) => {
+        match $es {
+            1 => {
+                type $T = u8;
+                $body
+            }
+            2 => {
+                type $T = u16;
+                $body
+            }
+            4 => {
+                type $T = u32;
+                $body
+            }
+            _ => {
+                type $T = u64;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use by_elem;
+
 /// Writes eight accumulators as consecutive output elements of `es` bytes ([`out_size`]) at the
 /// start of `out`: a fixed-size narrowing the compiler keeps in vector registers.
 #[inline(always)]

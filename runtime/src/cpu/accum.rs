@@ -3,6 +3,7 @@
 //! reduction driver, the pair drivers and the dynamic API all use it.
 
 use crate::DataType;
+use crate::element::by_elem;
 use crate::op::ReduceOp;
 
 /// The element type the map kernel of a reduction writes: `u8` counts for a sum, else the input's.
@@ -39,12 +40,7 @@ pub(crate) fn fold(op: ReduceOp, id: u64, src: &[u8], es: usize) -> u64 {
             ReduceOp::Xor => v.iter().fold(id, |a, &x| a ^ x.into()),
         }
     }
-    match es {
-        1 => go::<u8>(op, id, src),
-        2 => go::<u16>(op, id, src),
-        4 => go::<u32>(op, id, src),
-        _ => go::<u64>(op, id, src),
-    }
+    by_elem!(es, T => go::<T>(op, id, src))
 }
 
 /// `acc[j] = acc[j] op src[j]` for results of `es` bytes.
@@ -59,12 +55,7 @@ pub(crate) fn fold_columns(op: ReduceOp, acc: &mut [u64], src: &[u8], es: usize)
             ReduceOp::Xor => pairs.for_each(|(a, &x)| *a ^= x.into()),
         }
     }
-    match es {
-        1 => go::<u8>(op, acc, src),
-        2 => go::<u16>(op, acc, src),
-        4 => go::<u32>(op, acc, src),
-        _ => go::<u64>(op, acc, src),
-    }
+    by_elem!(es, T => go::<T>(op, acc, src))
 }
 
 /// The code of a reduction in a fused fold kernel's const parameter (see `fold_bits`).

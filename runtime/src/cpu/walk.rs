@@ -10,9 +10,9 @@
 //! stores.
 
 use super::tuning::{CHUNK_BYTES, PARALLEL_BYTES, STREAM_BYTES};
+use crate::element::by_elem;
 use crate::op::{InputBuffer, Plan};
 use crate::{MAX_INPUTS, MAX_RANK};
-use bytemuck::Pod;
 
 /// A kernel over contiguous runs: each input slice holds `n` elements and the output slice `n`
 /// elements, all aligned for their element type.
@@ -280,46 +280,32 @@ fn row(
 /// Copies `dst.len() / es` elements of `es` bytes from `src`, the first at element `first`, then
 /// every `stride` elements (0 repeats one element).
 pub(crate) fn gather(dst: &mut [u8], src: &[u8], first: usize, stride: usize, es: usize) {
-    match es {
-        1 => gather_as::<u8>(dst, src, first, stride),
-        2 => gather_as::<u16>(dst, src, first, stride),
-        4 => gather_as::<u32>(dst, src, first, stride),
-        _ => gather_as::<u64>(dst, src, first, stride),
-    }
-}
-
-fn gather_as<T: Pod>(dst: &mut [u8], src: &[u8], first: usize, stride: usize) {
-    let s = size_of::<T>();
-    let read = |i: usize| bytemuck::pod_read_unaligned::<T>(&src[i * s..i * s + s]);
-    // The scratch buffers are `u64`s, so `dst` is aligned for `T`.
-    let dst: &mut [T] = bytemuck::cast_slice_mut(dst);
-    if stride == 0 {
-        dst.fill(read(first));
-    } else {
-        for (i, d) in dst.iter_mut().enumerate() {
-            *d = read(first + i * stride);
+    by_elem!(es, T => {
+        let s = size_of::<T>();
+        let read = |i: usize| bytemuck::pod_read_unaligned::<T>(&src[i * s..i * s + s]);
+        // The scratch buffers are `u64`s, so `dst` is aligned for `T`.
+        let dst: &mut [T] = bytemuck::cast_slice_mut(dst);
+        if stride == 0 {
+            dst.fill(read(first));
+        } else {
+            for (i, d) in dst.iter_mut().enumerate() {
+                *d = read(first + i * stride);
+            }
         }
-    }
+    })
 }
 
 /// Writes the elements of `src` into `out`, the first at element `first`, then every `stride`.
 fn scatter(out: &mut [u8], first: usize, stride: usize, src: &[u8], es: usize) {
-    match es {
-        1 => scatter_as::<u8>(out, first, stride, src),
-        2 => scatter_as::<u16>(out, first, stride, src),
-        4 => scatter_as::<u32>(out, first, stride, src),
-        _ => scatter_as::<u64>(out, first, stride, src),
-    }
-}
-
-fn scatter_as<T: Pod>(out: &mut [u8], first: usize, stride: usize, src: &[u8]) {
-    let s = size_of::<T>();
-    // The scratch buffers are `u64`s, so `src` is aligned for `T`.
-    let src: &[T] = bytemuck::cast_slice(src);
-    for (i, v) in src.iter().enumerate() {
-        let at = (first + i * stride) * s;
-        out[at..at + s].copy_from_slice(bytemuck::bytes_of(v));
-    }
+    by_elem!(es, T => {
+        let s = size_of::<T>();
+        // The scratch buffers are `u64`s, so `src` is aligned for `T`.
+        let src: &[T] = bytemuck::cast_slice(src);
+        for (i, v) in src.iter().enumerate() {
+            let at = (first + i * stride) * s;
+            out[at..at + s].copy_from_slice(bytemuck::bytes_of(v));
+        }
+    })
 }
 
 /// Runs `f` on `inputs`, or, for a plan with valid bits whose last element of each row holds
