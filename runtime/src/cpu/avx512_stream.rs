@@ -25,7 +25,7 @@ isa_fn! { avx512bw =>
     /// the sizes [`bw_streams`] names, before the AVX2 streams.
     ///
     /// # Safety
-    /// AVX2, POPCNT, AVX-512F and AVX-512BW must be present (the `avx512bw` level).
+    /// AVX2, POPCNT, AVX-512F and AVX-512BW must be present (the `avx512bw` level or above).
     pub(super) unsafe fn stream_bw<E: WideExpr>(
         task: &PairTask<'_>,
         out: &mut PairOut<'_, '_>,

@@ -182,7 +182,9 @@ pub(crate) fn last_cache_bytes() -> usize {
 /// `{ baseline => e1, avx2 => e2, avx512 => e3 }`, for versions that differ (vector blocks only
 /// one instruction set may make); `e2` and `e3` find the proof of their features in the constant
 /// `AVX2` (and `e3` in `AVX512`), a value of `Avx2` (and `Avx512`) made once here, of the types
-/// the caller's module imports.
+/// the caller's module imports. A body must not hand the constants to an item of its own (an
+/// `impl` or a `fn` reachable from outside the version): they prove the features only where the
+/// version runs.
 macro_rules! multiversion {
     (
         $(#[$attr:meta])*

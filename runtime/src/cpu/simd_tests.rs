@@ -17,7 +17,7 @@ fn pack16_packs_whole_groups_as_the_tile_reads_them() {
     let mut versions: Vec<(&str, Pack)> =
         vec![("dispatched", |r, b| crate::cpu::simd::pack16(r, b))];
     if Level::current() != Level::Baseline {
-        // SAFETY: `isa` detected AVX2 and POPCNT.
+        // SAFETY: the level's detection found AVX2 and POPCNT.
         versions.push(("avx2", |r, b| unsafe {
             crate::cpu::simd::pack16::avx2(r, b)
         }));
@@ -123,13 +123,13 @@ fn scan_matches<D: crate::cpu::kernel::Dist>(v: &[D], starts: &[u64], n: usize, 
         crate::cpu::simd::scan_below::baseline(v, l, f)
     })];
     if Level::current() != Level::Baseline {
-        // SAFETY: `isa` detected AVX2 and POPCNT.
+        // SAFETY: the level's detection found AVX2 and POPCNT.
         versions.push(("avx2", |v, l, f| unsafe {
             crate::cpu::simd::scan_below::avx2(v, l, f)
         }));
     }
     if Level::current() == Level::Avx512 {
-        // SAFETY: `isa` detected every feature `scan_below::avx512` is compiled for.
+        // SAFETY: the level's detection found every feature `scan_below::avx512` is compiled for.
         versions.push(("avx512", |v, l, f| unsafe {
             crate::cpu::simd::scan_below::avx512(v, l, f)
         }));
@@ -211,7 +211,7 @@ fn every_instruction_set_gives_the_baseline_result() {
                 assert_eq!((&got, &got_c), (&base, &base_c), "AVX2, {n} elements");
             }
             if Level::current() == Level::Avx512 {
-                // SAFETY: `isa` detected every feature `hot_loop::avx512` is compiled for.
+                // SAFETY: the level's detection found every feature `hot_loop::avx512` is compiled for.
                 unsafe {
                     crate::cpu::simd::hot_loop::avx512(&[&a[..], &b[..]], &mut got, &mixed);
                     crate::cpu::simd::hot_loop::avx512(&[&a[..]], &mut got_c, &count);
@@ -229,7 +229,7 @@ fn every_instruction_set_gives_the_baseline_result() {
                 assert_eq!(v.into_vec(), base, "AVX2 into a new vector, {n} elements");
             }
             if Level::current() == Level::Avx512 {
-                // SAFETY: `isa` detected every feature `hot_loop_new::avx512` is compiled for.
+                // SAFETY: the level's detection found every feature `hot_loop_new::avx512` is compiled for.
                 let v = unsafe { crate::cpu::simd::hot_loop_new::avx512(&[&a[..]], n, &count) };
                 assert_eq!(
                     v.into_vec(),
@@ -329,7 +329,7 @@ fn every_instruction_set_folds_alike() {
                     assert_eq!((&c, &x), (&want_c, &want_x), "AVX2 {outs} x {row}, {g}");
                 }
                 if Level::current() == Level::Avx512 {
-                    // SAFETY: `isa` detected every feature these are compiled for.
+                    // SAFETY: the level's detection found every feature these are compiled for.
                     let c = base(&|acc| unsafe {
                         crate::cpu::simd::fold_count::avx512(&used[..g], acc, row, &count)
                     });
@@ -368,13 +368,13 @@ fn rows_ones_counts_each_row() {
         }),
     ];
     if Level::current() != Level::Baseline {
-        // SAFETY: `isa` detected AVX2 and POPCNT.
+        // SAFETY: the level's detection found AVX2 and POPCNT.
         versions.push(("avx2", |r, s, b, o| unsafe {
             crate::cpu::simd::rows_ones::avx2(r, s, b, o)
         }));
     }
     if Level::current() == Level::Avx512 {
-        // SAFETY: `isa` detected every feature `rows_ones::avx512` is compiled for.
+        // SAFETY: the level's detection found every feature `rows_ones::avx512` is compiled for.
         versions.push(("avx512", |r, s, b, o| unsafe {
             crate::cpu::simd::rows_ones::avx512(r, s, b, o)
         }));

@@ -75,7 +75,7 @@ struct Dwords<I: Vector, E> {
 #[cfg(target_arch = "x86_64")]
 impl<I: Count32, E: WideExpr> Group<I> for Dwords<I, E> {
     const SHORT: bool = true;
-    const SIXTEEN: bool = I::LANES == 8;
+    const SIXTEEN: bool = I::SIXTEEN;
     #[inline(always)]
     unsafe fn at(&self, c: usize) -> I::Eight {
         // SAFETY: the caller's: the register at `c * 4` (codes from `c`) lies inside the codes.

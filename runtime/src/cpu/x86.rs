@@ -20,7 +20,7 @@ use std::arch::x86_64::*;
 /// `Avx512<false>` is the streams on AVX-512 F and BW without VPOPCNTDQ: each 64-bit lane
 /// counted by nibble lookup (`vpshufb`) and a sum of its bytes (`vpsadbw`), what VPOPCNTQ gives
 /// in one instruction. Made only by [`stream_bw`](super::avx512_stream::stream_bw), which runs
-/// at the `avx512bw` level alone.
+/// at the `avx512bw` level alone, and in tests by `Avx512::detect`.
 #[derive(Clone, Copy)]
 pub(super) struct Avx512<const VPOPCNT: bool = true>(());
 
@@ -234,11 +234,14 @@ unsafe fn byte_counts512(v: __m512i) -> __m512i {
 /// The instruction sets as codes of four bytes take them: a register's 32-bit lanes counted, one
 /// code a lane.
 pub(super) trait Count32: Vector {
+    /// Whether a register holds sixteen codes' results (sixteen 32-bit lanes), not eight.
+    const SIXTEEN: bool;
     /// The bit counts of `v`'s 32-bit lanes, as [`Vector::count`] counts 64-bit lanes.
     fn count32(self, v: Self::Reg) -> Self::Eight;
 }
 
 impl Count32 for Avx2 {
+    const SIXTEEN: bool = false;
     /// Each lane's byte counts summed by two multiply-adds.
     #[inline(always)]
     fn count32(self, v: V256) -> __m256i {
@@ -251,6 +254,7 @@ impl Count32 for Avx2 {
 }
 
 impl<const VP: bool> Count32 for Avx512<VP> {
+    const SIXTEEN: bool = true;
     #[inline(always)]
     fn count32(self, v: V512) -> __m512i {
         // SAFETY: the features are present (see `Avx512`); registers only. VPOPCNTD only where
