@@ -8,8 +8,8 @@
 
 /// The instruction-set levels a process can run its CPU kernels at, from the least to the most:
 /// the x86_64 baseline, AVX2 (with POPCNT), AVX2 with AVX-512 F and BW for the byte-count streams
-/// (no VPOPCNTDQ), and the whole AVX-512 level (with VPOPCNTDQ and BITALG). Their names are the values [`CPU_ENV`]
-/// takes and [`instruction_set`] reports.
+/// (no VPOPCNTDQ), and the whole AVX-512 level (with VPOPCNTDQ and BITALG). Their names are the
+/// values [`CPU_ENV`] takes and [`instruction_set`] reports.
 #[cfg(target_arch = "x86_64")]
 const LEVELS: [&str; 4] = ["baseline", "avx2", "avx512bw", "avx512"];
 
@@ -176,15 +176,15 @@ pub(crate) fn last_cache_bytes() -> usize {
 /// to them (its turbofish). `body` is compiled in a private module `name` three times: as
 /// `name::baseline`, `name::avx2` (with AVX2 and POPCNT enabled) and `name::avx512` (AVX-512 F,
 /// BW, VPOPCNTDQ, BITALG and POPCNT); the dispatcher `name` calls the best one the level
-/// ([`Level::current`](super::strategy::Level::current)) allows (tests call each version directly). The signature is written in both the
-/// caller's module and that child module (which glob imports the caller's), the body in the
-/// child only: its paths resolve there. A body per version takes the form
-/// `{ baseline => e1, avx2 => e2, avx512 => e3 }`, for versions that differ (vector blocks only
-/// one instruction set may make); `e2` and `e3` find the proof of their features in the constant
-/// `AVX2` (and `e3` in `AVX512`), a value of `Avx2` (and `Avx512`) made once here, of the types
-/// the caller's module imports. A body must not hand the constants to an item of its own (an
-/// `impl` or a `fn` reachable from outside the version): they prove the features only where the
-/// version runs.
+/// ([`Level::current`](super::strategy::Level::current)) allows (tests call each version
+/// directly). The signature is written in both the caller's module and that child module (which
+/// glob imports the caller's), the body in the child only: its paths resolve there. A body per
+/// version takes the form `{ baseline => e1, avx2 => e2, avx512 => e3 }`, for versions that
+/// differ (vector blocks only one instruction set may make); `e2` and `e3` find the proof of
+/// their features in the constant `AVX2` (and `e3` in `AVX512`), a value of `Avx2` (and
+/// `Avx512`) made once here, of the types the caller's module imports. A body must not hand the
+/// constants to an item of its own (an `impl` or a `fn` reachable from outside the version): they
+/// prove the features only where the version runs.
 macro_rules! multiversion {
     (
         $(#[$attr:meta])*
@@ -275,9 +275,10 @@ macro_rules! multiversion {
 }
 pub(crate) use multiversion;
 
-/// Compiles a function item for the features of a level: `avx2` (AVX2 and POPCNT), `avx512bw` (those and
-/// AVX-512 F and BW, no VPOPCNTDQ) or `avx512` (AVX-512 F, BW, VPOPCNTDQ and BITALG). The only place a feature string is written: [`multiversion`]'s versions and
-/// every kernel outside it take their features from here.
+/// Compiles a function item for the features of a level: `avx2` (AVX2 and POPCNT), `avx512bw`
+/// (those and AVX-512 F and BW, no VPOPCNTDQ) or `avx512` (AVX-512 F, BW, VPOPCNTDQ and BITALG).
+/// The only place a feature string is written: [`multiversion`]'s versions and every kernel
+/// outside it take their features from here.
 #[cfg(target_arch = "x86_64")]
 macro_rules! isa_fn {
     (avx2 => $($item:tt)*) => {

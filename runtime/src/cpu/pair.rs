@@ -592,11 +592,12 @@ pub(crate) fn run(
     Ok(())
 }
 
-/// [`run`] for one pair of packed matrices, with no plan: rows of `a` `[m, elems]` and `b` `[n, elems]`
-/// of `dtype`, their pair sums into the packed `[m, n]` `out` of `oes`-byte elements. The
-/// caller validated the call, whose results are the counts as they are (no epilogue, no valid
-/// bits), and the lengths of the three buffers. A call of a few microseconds (one query against
-/// a thousand codes) spent more in building and copying the plan than in counting.
+/// [`run`] for one pair of packed matrices, with no plan: rows of `a` `[m, elems]` and `b`
+/// `[n, elems]` of `dtype`, their pair sums into the packed `[m, n]` `out` of `oes`-byte
+/// elements. The caller validated the call, whose results are the counts as they are (no
+/// epilogue, no valid bits), and the lengths of the three buffers. A call of a few microseconds
+/// (one query against a thousand codes) spent more in building and copying the plan than in
+/// counting.
 pub(crate) fn run_packed(
     pair: PairRef<'_>,
     (m, n, elems): (usize, usize, usize),

@@ -211,7 +211,8 @@ fn every_instruction_set_gives_the_baseline_result() {
                 assert_eq!((&got, &got_c), (&base, &base_c), "AVX2, {n} elements");
             }
             if Level::current() == Level::Avx512 {
-                // SAFETY: the level's detection found every feature `hot_loop::avx512` is compiled for.
+                // SAFETY: the level's detection found every feature `hot_loop::avx512` is
+                // compiled for.
                 unsafe {
                     crate::cpu::simd::hot_loop::avx512(&[&a[..], &b[..]], &mut got, &mixed);
                     crate::cpu::simd::hot_loop::avx512(&[&a[..]], &mut got_c, &count);
@@ -229,7 +230,8 @@ fn every_instruction_set_gives_the_baseline_result() {
                 assert_eq!(v.into_vec(), base, "AVX2 into a new vector, {n} elements");
             }
             if Level::current() == Level::Avx512 {
-                // SAFETY: the level's detection found every feature `hot_loop_new::avx512` is compiled for.
+                // SAFETY: the level's detection found every feature `hot_loop_new::avx512` is
+                // compiled for.
                 let v = unsafe { crate::cpu::simd::hot_loop_new::avx512(&[&a[..]], n, &count) };
                 assert_eq!(
                     v.into_vec(),
